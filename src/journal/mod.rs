@@ -1,0 +1,342 @@
+//! The JSONL lease journal (`.work_leases.jsonl` and
+//! `.dispatch_protocol_deferred.jsonl`, one grammar): the line reader, the
+//! per-line classification and the replay, joined by [`scan`], which reads a
+//! file exactly once and keeps memory proportional to the number of ids.
+//!
+//! `scan` hands every line to an [`Observer`] together with what replay did
+//! with it, so reports (inspect's history, verify's findings) are built
+//! while streaming instead of from a second read.
+
+mod lines;
+mod record;
+mod replay;
+
+pub use lines::{LineReader, RawLine, Terminator};
+pub use record::{
+    Classified, Clock, ClockMarker, CorruptReason, Field, Lease, LeaseRejection, Lenient, LineKind, Op, Record,
+    WorkId, classify,
+};
+pub use replay::{Active, Effect, Replay};
+
+use std::collections::BTreeMap;
+use std::io::{self, Read};
+
+use serde::Serialize;
+
+/// Why upstream's loader ignores a line (or why a counted record changed
+/// nothing). Serialised in kebab-case; these names are part of the JSON
+/// contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IgnoreReason {
+    /// Only whitespace.
+    Blank,
+    /// The last line, unterminated and unparseable: a crash mid-append.
+    TornTail,
+    /// A torn fragment with a complete record glued after it.
+    GluedRecord,
+    /// The first line starts with a UTF-8 BOM.
+    Bom,
+    /// A duplicate member at some depth.
+    DuplicateMember,
+    /// `NaN`/`Infinity`/`-Infinity`.
+    NonFiniteNumber,
+    /// Nested beyond Python's recursion limit.
+    TooDeep,
+    /// An integer beyond Python's 4300-digit limit.
+    IntegerTooLong,
+    /// Any other unparseable line.
+    Corrupt,
+    /// JSON but not an object.
+    NotAnObject,
+    /// `id` missing or not 64 lowercase hex.
+    BadId,
+    /// A lease whose payload is missing or not an object.
+    PayloadNotObject,
+    /// A lease whose payload overflows a float to infinity.
+    PayloadNotFinite,
+    /// A lease whose payload hashes to another id.
+    PayloadIdMismatch,
+    /// A lease with a worker/time/attempts/clock upstream refuses.
+    RejectedField,
+    /// A `done` for an id that is not active.
+    OrphanDone,
+    /// A `reclaim` for an id that is not active.
+    OrphanReclaim,
+    /// An op other than lease/done/reclaim.
+    UnknownOp,
+}
+
+impl IgnoreReason {
+    /// The reason a line of this kind is ignored, if it is.
+    pub fn of_line(classified: &Classified, terminator: Terminator) -> Option<IgnoreReason> {
+        Some(match &classified.kind {
+            LineKind::Blank => IgnoreReason::Blank,
+            LineKind::Corrupt { glued: Some(_), .. } => IgnoreReason::GluedRecord,
+            LineKind::Corrupt { .. } if terminator == Terminator::None => IgnoreReason::TornTail,
+            LineKind::Corrupt { reason, .. } => match reason {
+                CorruptReason::Bom => IgnoreReason::Bom,
+                CorruptReason::DuplicateMember(_) => IgnoreReason::DuplicateMember,
+                CorruptReason::NonFinite(_) => IgnoreReason::NonFiniteNumber,
+                CorruptReason::TooDeep => IgnoreReason::TooDeep,
+                CorruptReason::IntegerTooLong => IgnoreReason::IntegerTooLong,
+                CorruptReason::Syntax(_) => IgnoreReason::Corrupt,
+            },
+            LineKind::NotAnObject => IgnoreReason::NotAnObject,
+            LineKind::BadId => IgnoreReason::BadId,
+            LineKind::Record(_) => return None,
+        })
+    }
+
+    /// The reason a counted record had no effect, if it had none.
+    pub fn of_effect(effect: &Effect, record: &Record) -> Option<IgnoreReason> {
+        Some(match effect {
+            Effect::LeaseIgnored { .. } => match &record.op {
+                Op::Lease(Err(LeaseRejection::PayloadNotObject)) => IgnoreReason::PayloadNotObject,
+                Op::Lease(Err(LeaseRejection::PayloadNotFinite)) => IgnoreReason::PayloadNotFinite,
+                Op::Lease(Err(LeaseRejection::PayloadMismatch { .. })) => {
+                    IgnoreReason::PayloadIdMismatch
+                }
+                _ => IgnoreReason::RejectedField,
+            },
+            Effect::DoneIgnored { .. } => IgnoreReason::OrphanDone,
+            Effect::ReclaimIgnored => IgnoreReason::OrphanReclaim,
+            Effect::UnknownOp { .. } => IgnoreReason::UnknownOp,
+            _ => return None,
+        })
+    }
+}
+
+/// One line as the scan saw it.
+#[derive(Debug)]
+pub struct LineEvent<'a> {
+    /// 1-based line number (upstream's line splitting).
+    pub number: u64,
+    /// Byte offset of the line in the file.
+    pub offset: u64,
+    /// The raw bytes of the line, without the terminator.
+    pub content: &'a [u8],
+    /// How the line ended.
+    pub terminator: Terminator,
+    /// What the line is.
+    pub classified: &'a Classified,
+    /// What replay did with it (records only).
+    pub effect: Option<&'a Effect>,
+}
+
+/// Receives every line of a scan, in order.
+pub trait Observer {
+    /// Called once per line.
+    fn line(&mut self, event: &LineEvent<'_>);
+}
+
+impl Observer for () {
+    fn line(&mut self, _event: &LineEvent<'_>) {}
+}
+
+/// Counted records by op.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct OpCounts {
+    /// `lease` records (accepted or not).
+    pub lease: u64,
+    /// `done` records.
+    pub done: u64,
+    /// `reclaim` records.
+    pub reclaim: u64,
+    /// Records with any other op.
+    pub other: u64,
+}
+
+/// Clock markers on counted records.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ClockCounts {
+    /// `"clock":"unix"`.
+    pub unix: u64,
+    /// `"clock":"legacy"` (written by compaction for a legacy lease).
+    pub legacy: u64,
+    /// No marker (pre-F314 records).
+    pub unmarked: u64,
+    /// Any other value (upstream refuses such a lease).
+    pub other: u64,
+}
+
+/// How the file ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TailState {
+    /// The file is empty.
+    Empty,
+    /// The last line is terminated.
+    Clean,
+    /// The last line has no terminator and does not parse: a crash
+    /// mid-append. Upstream ignores it, and its next append glues onto it.
+    Torn,
+    /// The last line has no terminator but parses: upstream reads it, and
+    /// its next append glues onto it.
+    Unterminated,
+}
+
+/// The end of the file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Tail {
+    /// The state.
+    pub state: TailState,
+    /// Bytes of the unterminated last line (0 when clean).
+    pub bytes: u64,
+    /// Byte offset where the unterminated last line starts.
+    pub offset: u64,
+    /// NUL bytes at the very end of the file (a zero-filled tail).
+    pub zero_bytes: u64,
+}
+
+/// Totals of a scan.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// File size in bytes.
+    pub bytes: u64,
+    /// Lines, as upstream splits them.
+    pub lines: u64,
+    /// Counted records by op.
+    pub records: OpCounts,
+    /// Clock markers on counted records.
+    pub clocks: ClockCounts,
+    /// Lease records upstream accepted.
+    pub leases_accepted: u64,
+    /// Lines that changed nothing, by reason.
+    pub ignored: BTreeMap<IgnoreReason, u64>,
+    /// Lines holding invalid UTF-8.
+    pub invalid_utf8_lines: u64,
+    /// Invalid UTF-8 bytes upstream deletes.
+    pub invalid_utf8_bytes: u64,
+    /// Accepted leases whose values upstream coerced.
+    pub lenient_leases: u64,
+    /// Records carrying members upstream does not read.
+    pub records_with_unknown_fields: u64,
+    /// Records not byte-identical to upstream's encoding of them.
+    pub non_canonical_records: u64,
+    /// Earliest and latest time among unix-clock records.
+    pub unix_time_range: Option<(f64, f64)>,
+    /// How the file ends.
+    pub tail: Tail,
+}
+
+/// The result of reading a journal once.
+#[derive(Debug)]
+pub struct Scan {
+    /// The state upstream's loader reaches.
+    pub replay: Replay,
+    /// Totals.
+    pub summary: Summary,
+}
+
+/// Reads a whole journal, replays it and reports each line to `observer`.
+pub fn scan<R: Read>(src: R, observer: &mut dyn Observer) -> io::Result<Scan> {
+    let mut reader = LineReader::new(src);
+    let mut replay = Replay::default();
+    let mut summary = Summary {
+        bytes: 0,
+        lines: 0,
+        records: OpCounts::default(),
+        clocks: ClockCounts::default(),
+        leases_accepted: 0,
+        ignored: BTreeMap::new(),
+        invalid_utf8_lines: 0,
+        invalid_utf8_bytes: 0,
+        lenient_leases: 0,
+        records_with_unknown_fields: 0,
+        non_canonical_records: 0,
+        unix_time_range: None,
+        tail: Tail {
+            state: TailState::Empty,
+            bytes: 0,
+            offset: 0,
+            zero_bytes: 0,
+        },
+    };
+    while let Some(line) = reader.next_line()? {
+        let classified = classify(line.content);
+        summary.lines += 1;
+        if classified.invalid_utf8 > 0 {
+            summary.invalid_utf8_lines += 1;
+            summary.invalid_utf8_bytes += classified.invalid_utf8 as u64;
+        }
+        let mut reason = IgnoreReason::of_line(&classified, line.terminator);
+        let effect = match &classified.kind {
+            LineKind::Record(record) => {
+                count_record(&mut summary, record);
+                let effect = replay.apply(record, line.number, line.offset);
+                reason = IgnoreReason::of_effect(&effect, record);
+                Some(effect)
+            }
+            _ => None,
+        };
+        if let Some(reason) = reason {
+            *summary.ignored.entry(reason).or_default() += 1;
+        }
+        summary.tail = match line.terminator {
+            Terminator::None => Tail {
+                state: if matches!(classified.kind, LineKind::Corrupt { .. }) {
+                    TailState::Torn
+                } else {
+                    TailState::Unterminated
+                },
+                bytes: line.content.len() as u64,
+                offset: line.offset,
+                zero_bytes: line.content.iter().rev().take_while(|&&b| b == 0).count() as u64,
+            },
+            _ => Tail {
+                state: TailState::Clean,
+                bytes: 0,
+                offset: line.offset + (line.content.len() + line.terminator_len) as u64,
+                zero_bytes: 0,
+            },
+        };
+        observer.line(&LineEvent {
+            number: line.number,
+            offset: line.offset,
+            content: line.content,
+            terminator: line.terminator,
+            classified: &classified,
+            effect: effect.as_ref(),
+        });
+    }
+    summary.bytes = reader.bytes_read();
+    Ok(Scan { replay, summary })
+}
+
+fn count_record(summary: &mut Summary, record: &Record) {
+    match &record.op {
+        Op::Lease(result) => {
+            summary.records.lease += 1;
+            if let Ok(lease) = result {
+                summary.leases_accepted += 1;
+                if !lease.lenient.is_empty() {
+                    summary.lenient_leases += 1;
+                }
+            }
+        }
+        Op::Done => summary.records.done += 1,
+        Op::Reclaim => summary.records.reclaim += 1,
+        Op::Unknown(_) => summary.records.other += 1,
+    }
+    match record.marker {
+        ClockMarker::Unix => {
+            summary.clocks.unix += 1;
+            if let Some(t) = record.time {
+                summary.unix_time_range = Some(match summary.unix_time_range {
+                    None => (t, t),
+                    Some((lo, hi)) => (lo.min(t), hi.max(t)),
+                });
+            }
+        }
+        ClockMarker::Legacy => summary.clocks.legacy += 1,
+        ClockMarker::Absent => summary.clocks.unmarked += 1,
+        ClockMarker::Other => summary.clocks.other += 1,
+    }
+    if !record.unknown_fields.is_empty() {
+        summary.records_with_unknown_fields += 1;
+    }
+    if !record.canonical {
+        summary.non_canonical_records += 1;
+    }
+}

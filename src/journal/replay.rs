@@ -1,0 +1,150 @@
+//! Upstream's replay state machine (`WorkLeaseJournal._load`, step 5): the
+//! last lease of an id wins, `done` completes only an active id, `reclaim`
+//! drops any id, unknown ops are counted and ignored. Every application
+//! reports its effect so that reports can say what each line did.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::record::{Clock, Lease, Op, Record, WorkId};
+use crate::json::PyInt;
+
+/// An active lease as the replay holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Active {
+    /// The owning worker rank.
+    pub worker: PyInt,
+    /// The lease time.
+    pub time: f64,
+    /// The attempts counter.
+    pub attempts: PyInt,
+    /// The clock domain.
+    pub clock: Clock,
+    /// 1-based line of the lease record that is in force.
+    pub line: u64,
+    /// Byte offset of that line.
+    pub offset: u64,
+    /// Canonical payload bytes.
+    pub payload: Box<[u8]>,
+}
+
+/// What applying one record did to the state.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "effect", rename_all = "kebab-case")]
+pub enum Effect {
+    /// A lease for an id that was neither active nor completed.
+    Activated,
+    /// A lease for a completed id: it is active again (the work runs twice).
+    Reactivated,
+    /// A lease for an already active id: the new one replaces it (L1).
+    TookOver {
+        /// The owner it replaced.
+        previous_worker: PyInt,
+    },
+    /// A `done` for an active id.
+    Completed {
+        /// The owner at completion.
+        worker: PyInt,
+    },
+    /// A `done` for an id that is not active: upstream does nothing.
+    DoneIgnored {
+        /// Whether the id was already completed.
+        already_completed: bool,
+    },
+    /// A `reclaim` for an active id.
+    Reclaimed {
+        /// The owner it dropped.
+        worker: PyInt,
+    },
+    /// A `reclaim` for an id that is not active: upstream does nothing.
+    ReclaimIgnored,
+    /// A lease line upstream refuses.
+    LeaseIgnored {
+        /// Why.
+        reason: String,
+    },
+    /// An op other than lease/done/reclaim.
+    UnknownOp {
+        /// The op.
+        op: String,
+    },
+}
+
+/// The replay state: what upstream's loader holds after reading the file.
+#[derive(Clone, Debug, Default)]
+pub struct Replay {
+    /// Active leases.
+    pub active: HashMap<WorkId, Active>,
+    /// Completed ids.
+    pub completed: HashSet<WorkId>,
+    /// Upstream's `events` counter (counted lines), which drives its
+    /// compaction timing.
+    pub events: u64,
+}
+
+impl Replay {
+    /// Applies a record read at `line`/`offset` and says what it did.
+    pub fn apply(&mut self, record: &Record, line: u64, offset: u64) -> Effect {
+        self.events += 1;
+        let id = record.id;
+        match &record.op {
+            Op::Lease(Err(rejection)) => Effect::LeaseIgnored {
+                reason: rejection.to_string(),
+            },
+            Op::Lease(Ok(lease)) => self.lease(id, lease, line, offset),
+            Op::Done => match self.active.remove(&id) {
+                Some(active) => {
+                    self.completed.insert(id);
+                    Effect::Completed {
+                        worker: active.worker,
+                    }
+                }
+                None => Effect::DoneIgnored {
+                    already_completed: self.completed.contains(&id),
+                },
+            },
+            Op::Reclaim => match self.active.remove(&id) {
+                Some(active) => Effect::Reclaimed {
+                    worker: active.worker,
+                },
+                None => Effect::ReclaimIgnored,
+            },
+            Op::Unknown(op) => Effect::UnknownOp { op: op.clone() },
+        }
+    }
+
+    fn lease(&mut self, id: WorkId, lease: &Lease, line: u64, offset: u64) -> Effect {
+        let was_completed = self.completed.remove(&id);
+        let entry = Active {
+            worker: lease.worker.clone(),
+            time: lease.time,
+            attempts: lease.attempts.clone(),
+            clock: lease.clock,
+            line,
+            offset,
+            payload: lease.payload.clone(),
+        };
+        match self.active.insert(id, entry) {
+            Some(previous) => Effect::TookOver {
+                previous_worker: previous.worker,
+            },
+            None if was_completed => Effect::Reactivated,
+            None => Effect::Activated,
+        }
+    }
+
+    /// Active ids in id order.
+    pub fn active_sorted(&self) -> Vec<(&WorkId, &Active)> {
+        let mut v: Vec<_> = self.active.iter().collect();
+        v.sort_unstable_by_key(|(id, _)| **id);
+        v
+    }
+
+    /// Completed ids in id order.
+    pub fn completed_sorted(&self) -> Vec<WorkId> {
+        let mut v: Vec<_> = self.completed.iter().copied().collect();
+        v.sort_unstable();
+        v
+    }
+}
