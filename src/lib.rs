@@ -2,3 +2,4 @@
 //! recovery state of a SymCC MPI fuzzing master.
 pub mod json;
 pub mod journal;
+pub mod snapshot;

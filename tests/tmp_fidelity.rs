@@ -29,3 +29,17 @@ fn fidelity() {
     }
     assert_eq!(bad, 0);
 }
+#[test]
+fn snapshots() {
+    let mut bad = 0;
+    for e in std::fs::read_dir("fixtures/fidelity").unwrap() {
+        let d = e.unwrap().path();
+        let j = d.join("state.json");
+        if !j.exists() { continue; }
+        let snap = leasejournal::snapshot::read(&std::fs::read(&j).unwrap());
+        let want = std::fs::read(d.join("expected.json")).unwrap();
+        let got = snap.restored.map(|r| r.to_upstream_bytes()).unwrap_or_default();
+        if got != want { bad += 1; eprintln!("FAIL {}\n got {}\nwant {}", d.display(), String::from_utf8_lossy(&got), String::from_utf8_lossy(&want)); }
+    }
+    assert_eq!(bad, 0);
+}

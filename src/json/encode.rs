@@ -149,6 +149,18 @@ pub fn float_repr(f: f64) -> String {
     s
 }
 
+/// Python's `repr(float)` for any value, with JSON's spellings of the
+/// non-finite ones (`NaN`, `Infinity`, `-Infinity`), for messages.
+pub fn float_repr_any(f: f64) -> String {
+    if f.is_nan() {
+        "NaN".to_string()
+    } else if f.is_infinite() {
+        if f > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
+    } else {
+        float_repr(f)
+    }
+}
+
 /// Appends a string with `ensure_ascii` escaping: short escapes for `"`,
 /// `\`, `\n`, `\r`, `\t`, `\b`, `\f`; `\u00XX` for other controls; `\uXXXX`
 /// (lowercase hex) for DEL and everything beyond ASCII, astral characters as
