@@ -1,1 +1,5 @@
-fn main() {}
+//! The `leasejournal` binary: parse, delegate, return the exit code.
+
+fn main() -> std::process::ExitCode {
+    leasejournal::cli::main()
+}

@@ -192,7 +192,12 @@ mod tests {
         let mut reader = LineReader::with_capacity(bytes, capacity);
         let mut out = Vec::new();
         while let Some(line) = reader.next_line().unwrap() {
-            out.push((line.number, line.offset, line.content.to_vec(), line.terminator));
+            out.push((
+                line.number,
+                line.offset,
+                line.content.to_vec(),
+                line.terminator,
+            ));
         }
         out
     }

@@ -13,8 +13,8 @@ mod replay;
 
 pub use lines::{LineReader, RawLine, Terminator};
 pub use record::{
-    Classified, Clock, ClockMarker, CorruptReason, Field, Lease, LeaseRejection, Lenient, LineKind, Op, Record,
-    WorkId, classify,
+    Classified, Clock, ClockMarker, CorruptReason, Field, Lease, LeaseRejection, Lenient, LineKind,
+    Op, Record, WorkId, classify,
 };
 pub use replay::{Active, Effect, Replay};
 
@@ -215,6 +215,7 @@ pub struct Summary {
     /// Records not byte-identical to upstream's encoding of them.
     pub non_canonical_records: u64,
     /// Earliest and latest time among unix-clock records.
+    #[serde(skip)]
     pub unix_time_range: Option<(f64, f64)>,
     /// How the file ends.
     pub tail: Tail,

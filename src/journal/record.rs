@@ -9,8 +9,8 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::json::{
-    self, CoerceError, Mode, NonFinite, ParseError, ParseErrorKind, PyInt, Value, py_float,
-    py_int, py_str_is_work_id, truthy,
+    self, CoerceError, Mode, NonFinite, ParseError, ParseErrorKind, PyInt, Value, py_float, py_int,
+    py_str_is_work_id, truthy,
 };
 
 /// A work id: the SHA-256 of a canonical payload, written as 64 lowercase
@@ -309,13 +309,20 @@ pub fn classify(content: &[u8]) -> Classified {
 }
 
 fn classify_text(text: &str, look_for_glue: bool) -> LineKind {
-    if text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+    if text
+        .bytes()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    {
         return LineKind::Blank;
     }
     let value = match json::parse(text, Mode::Journal) {
         Ok(parsed) => parsed.value,
         Err(err) => {
-            let glued = if look_for_glue { find_glued(text) } else { None };
+            let glued = if look_for_glue {
+                find_glued(text)
+            } else {
+                None
+            };
             return LineKind::Corrupt {
                 reason: err.into(),
                 glued,
@@ -336,8 +343,10 @@ fn classify_text(text: &str, look_for_glue: bool) -> LineKind {
         Some(Value::Str(s)) if s == "reclaim" => Op::Reclaim,
         Some(Value::Str(s)) => Op::Unknown(s.to_string_lossy()),
         Some(other) => Op::Unknown(
-            String::from_utf8_lossy(&json::to_canonical(other, NonFinite::AsStrings).unwrap_or_default())
-                .into_owned(),
+            String::from_utf8_lossy(
+                &json::to_canonical(other, NonFinite::AsStrings).unwrap_or_default(),
+            )
+            .into_owned(),
         ),
         None => Op::Unknown("None".to_string()),
     };
@@ -362,8 +371,8 @@ fn classify_text(text: &str, look_for_glue: bool) -> LineKind {
         Some(Value::Str(s)) if s == "legacy" => ClockMarker::Legacy,
         Some(_) => ClockMarker::Other,
     };
-    let canonical = json::to_canonical(&value, NonFinite::Refuse)
-        .is_ok_and(|bytes| bytes == text.as_bytes());
+    let canonical =
+        json::to_canonical(&value, NonFinite::Refuse).is_ok_and(|bytes| bytes == text.as_bytes());
     LineKind::Record(Record {
         id,
         op,
@@ -623,8 +632,14 @@ mod tests {
                 "{extra}"
             );
         }
-        let spliced = format!(r#"{{"op":"lease","id":"{}","payload":{PAYLOAD_A}}}"#, "0".repeat(64));
-        assert!(matches!(rejected(&spliced), LeaseRejection::PayloadMismatch { .. }));
+        let spliced = format!(
+            r#"{{"op":"lease","id":"{}","payload":{PAYLOAD_A}}}"#,
+            "0".repeat(64)
+        );
+        assert!(matches!(
+            rejected(&spliced),
+            LeaseRejection::PayloadMismatch { .. }
+        ));
         let inf = format!(r#"{{"op":"lease","id":"{ID_A}","payload":{{"x":1e999}}}}"#);
         assert_eq!(rejected(&inf), LeaseRejection::PayloadNotFinite);
     }
@@ -635,7 +650,9 @@ mod tests {
         assert_eq!(classify(b"[1,2]").kind, LineKind::NotAnObject);
         let upper = format!(r#"{{"op":"done","id":"{}"}}"#, ID_A.to_uppercase());
         assert_eq!(classify(upper.as_bytes()).kind, LineKind::BadId);
-        let done = record(&format!(r#"{{"clock":"unix","id":"{ID_A}","op":"done","time":1.0}}"#));
+        let done = record(&format!(
+            r#"{{"clock":"unix","id":"{ID_A}","op":"done","time":1.0}}"#
+        ));
         assert!(done.canonical);
         assert_eq!(done.op, Op::Done);
         let odd = record(&format!(r#"{{"x":1,"id":"{ID_A}","op":"other"}}"#));
@@ -649,7 +666,10 @@ mod tests {
         let good = format!(r#"{{"clock":"unix","id":"{ID_A}","op":"done","time":1.0}}"#);
         let line = format!(r#"{{"attempts":1,"clock":"unix","id":"{good}"#);
         match classify(line.as_bytes()).kind {
-            LineKind::Corrupt { glued: Some((at, rec)), .. } => {
+            LineKind::Corrupt {
+                glued: Some((at, rec)),
+                ..
+            } => {
                 assert_eq!(at, line.len() - good.len());
                 assert_eq!(rec.op, Op::Done);
             }

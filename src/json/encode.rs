@@ -254,9 +254,14 @@ mod tests {
 
     #[test]
     fn numbers_keep_their_python_types() {
-        assert_eq!(canon("[1.0,1,1E2,-0.0,-0,123456789012345678901234567890]"),
-            "[1.0,1,100.0,-0.0,0,123456789012345678901234567890]");
-        assert_eq!(canon("[NaN,Infinity,-Infinity]"), "[NaN,Infinity,-Infinity]");
+        assert_eq!(
+            canon("[1.0,1,1E2,-0.0,-0,123456789012345678901234567890]"),
+            "[1.0,1,100.0,-0.0,0,123456789012345678901234567890]"
+        );
+        assert_eq!(
+            canon("[NaN,Infinity,-Infinity]"),
+            "[NaN,Infinity,-Infinity]"
+        );
         let v = parse("[1e400]", Mode::Journal).unwrap().value;
         assert_eq!(to_canonical(&v, NonFinite::Refuse), Err(NonFiniteError));
         assert_eq!(

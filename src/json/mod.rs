@@ -15,7 +15,9 @@ mod parse;
 mod python;
 mod value;
 
-pub use encode::{NonFinite, encode_canonical, encode_string, float_repr, float_repr_any, to_canonical};
+pub use encode::{
+    NonFinite, encode_canonical, encode_string, float_repr, float_repr_any, to_canonical,
+};
 pub use parse::{MAX_DEPTH, Mode, ParseError, ParseErrorKind, ParseStats, Parsed, parse};
 pub use python::{CoerceError, py_float, py_int, py_str_is_work_id, truthy};
 pub use value::{Object, PyInt, PyString, Value};

@@ -84,7 +84,11 @@ impl fmt::Display for ParseError {
                 write!(f, "non-finite constant {token} at byte {}", self.offset)
             }
             ParseErrorKind::TooDeep => {
-                write!(f, "nested deeper than {MAX_DEPTH} levels at byte {}", self.offset)
+                write!(
+                    f,
+                    "nested deeper than {MAX_DEPTH} levels at byte {}",
+                    self.offset
+                )
             }
             ParseErrorKind::IntegerTooLong => write!(
                 f,
@@ -496,7 +500,10 @@ mod tests {
         assert_eq!(journal(" \t1\r\n"), Ok(Value::Int(PyInt::Small(1))));
         assert_eq!(journal("\"x\""), Ok(Value::Str("x".into())));
         assert!(journal("").is_err());
-        assert!(journal(" \u{c}1").is_err(), "form feed is not JSON whitespace");
+        assert!(
+            journal(" \u{c}1").is_err(),
+            "form feed is not JSON whitespace"
+        );
     }
 
     #[test]
@@ -557,7 +564,10 @@ mod tests {
         assert!(journal(&ok).is_ok());
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
         assert_eq!(journal(&deep), Err(ParseErrorKind::TooDeep));
-        assert_eq!(journal(&"[".repeat(1_000_000)), Err(ParseErrorKind::TooDeep));
+        assert_eq!(
+            journal(&"[".repeat(1_000_000)),
+            Err(ParseErrorKind::TooDeep)
+        );
     }
 
     #[test]

@@ -105,7 +105,9 @@ fn float_to_int(f: f64) -> Result<PyInt, CoerceError> {
         return Err(CoerceError::Value("cannot convert float NaN to integer"));
     }
     if f.is_infinite() {
-        return Err(CoerceError::Overflow("cannot convert float infinity to integer"));
+        return Err(CoerceError::Overflow(
+            "cannot convert float infinity to integer",
+        ));
     }
     let t = f.trunc();
     if t.abs() < 9.0e18 {
@@ -296,9 +298,17 @@ mod tests {
             ("1\u{0}", None, None),
         ];
         for (text, int, float) in cases {
-            assert_eq!(py_int(&s(text)).ok(), int.map(PyInt::Small), "int({text:?})");
+            assert_eq!(
+                py_int(&s(text)).ok(),
+                int.map(PyInt::Small),
+                "int({text:?})"
+            );
             let got = py_float(&s(text)).ok();
-            assert_eq!(got.map(f64::to_bits), float.map(f64::to_bits), "float({text:?})");
+            assert_eq!(
+                got.map(f64::to_bits),
+                float.map(f64::to_bits),
+                "float({text:?})"
+            );
         }
         assert!(py_float(&s("inf")).unwrap().is_infinite());
         assert!(py_float(&s("-Infinity")).unwrap() < 0.0);
@@ -311,12 +321,24 @@ mod tests {
         assert_eq!(py_int(&Value::Float(2.9)), Ok(PyInt::Small(2)));
         assert_eq!(py_int(&Value::Float(-0.5)), Ok(PyInt::Small(0)));
         assert_eq!(py_int(&Value::Bool(true)), Ok(PyInt::Small(1)));
-        assert!(matches!(py_int(&Value::Float(f64::INFINITY)), Err(CoerceError::Overflow(_))));
-        assert!(matches!(py_int(&Value::Float(f64::NAN)), Err(CoerceError::Value(_))));
+        assert!(matches!(
+            py_int(&Value::Float(f64::INFINITY)),
+            Err(CoerceError::Overflow(_))
+        ));
+        assert!(matches!(
+            py_int(&Value::Float(f64::NAN)),
+            Err(CoerceError::Value(_))
+        ));
         assert!(matches!(py_int(&Value::Null), Err(CoerceError::Type(_))));
-        assert_eq!(py_int(&Value::Float(1e20)).unwrap().to_string(), "100000000000000000000");
+        assert_eq!(
+            py_int(&Value::Float(1e20)).unwrap().to_string(),
+            "100000000000000000000"
+        );
         let huge = PyInt::Big("9".repeat(400).parse().unwrap());
-        assert!(matches!(py_float(&Value::Int(huge)), Err(CoerceError::Overflow(_))));
+        assert!(matches!(
+            py_float(&Value::Int(huge)),
+            Err(CoerceError::Overflow(_))
+        ));
         // 2**53 + 1 rounds to even.
         let odd = PyInt::Big("9007199254740993".parse().unwrap());
         assert_eq!(int_to_float(&odd), Ok(9007199254740992.0));

@@ -136,6 +136,29 @@ impl PyInt {
     }
 }
 
+impl std::ops::Add for PyInt {
+    type Output = PyInt;
+
+    fn add(self, other: PyInt) -> PyInt {
+        match (&self, &other) {
+            (PyInt::Small(a), PyInt::Small(b)) => match a.checked_add(*b) {
+                Some(sum) => PyInt::Small(sum),
+                None => PyInt::Big(BigInt::from(*a) + BigInt::from(*b)),
+            },
+            _ => PyInt::from_big(self.into_big() + other.into_big()),
+        }
+    }
+}
+
+impl PyInt {
+    fn into_big(self) -> BigInt {
+        match self {
+            PyInt::Small(v) => BigInt::from(v),
+            PyInt::Big(v) => v,
+        }
+    }
+}
+
 impl From<i64> for PyInt {
     fn from(v: i64) -> Self {
         PyInt::Small(v)

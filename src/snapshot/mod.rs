@@ -276,10 +276,10 @@ pub fn read(bytes: &[u8]) -> Snapshot {
 fn text_of(value: Option<&Value>) -> String {
     match value {
         None => "missing".to_string(),
-        Some(v) => String::from_utf8_lossy(
-            &json::to_canonical(v, NonFinite::Python).unwrap_or_default(),
-        )
-        .into_owned(),
+        Some(v) => {
+            String::from_utf8_lossy(&json::to_canonical(v, NonFinite::Python).unwrap_or_default())
+                .into_owned()
+        }
     }
 }
 
@@ -380,7 +380,7 @@ fn restore(raw: &Object, unix_clock: bool, changes: &mut RestoreChanges) -> Rest
                     });
                 }
                 let updated = obj.get("updated");
-                if updated.is_some_and(|u| py_float(u).map_or(true, |f| f != 0.0)) {
+                if updated.is_some_and(|u| !py_float(u).is_ok_and(|f| f == 0.0)) {
                     changes.zeroed.push(Zeroed {
                         task_id: task_id.clone(),
                         field: "updated",
@@ -501,7 +501,7 @@ fn restore_stats(
     } else {
         for field in ["last_lease", "last_complete"] {
             let raw = obj.get(field);
-            if raw.is_some_and(|r| py_float(r).map_or(true, |f| f != 0.0)) {
+            if raw.is_some_and(|r| !py_float(r).is_ok_and(|f| f == 0.0)) {
                 changes.zeroed.push(Zeroed {
                     task_id: task_id.to_string(),
                     field,
@@ -552,7 +552,11 @@ mod tests {
         let (r, c) = restored(&format!(
             r#"{{"stats":[{{"task_id":"{T1}","last_lease":"junk","last_complete":5.0}}]}}"#
         ));
-        assert_eq!(r.stats.len(), 1, "a bad legacy time does not drop the entry");
+        assert_eq!(
+            r.stats.len(),
+            1,
+            "a bad legacy time does not drop the entry"
+        );
         assert_eq!(r.stats[0].last_complete, 0.0);
         assert_eq!(c.zeroed.len(), 2);
     }
@@ -583,7 +587,13 @@ mod tests {
         let (r, c) = restored(&format!(
             r#"{{"clock":"unix","leases":[{{"task_id":"{T2}","updated":17.5,"worker":0}},{{"task_id":"{T1}","worker":null}}]}}"#
         ));
-        assert_eq!(r.leases, vec![TaskLease { task_id: T2.into(), worker: PyInt::Small(1) }]);
+        assert_eq!(
+            r.leases,
+            vec![TaskLease {
+                task_id: T2.into(),
+                worker: PyInt::Small(1)
+            }]
+        );
         assert_eq!(c.dropped.len(), 1);
         assert_eq!(c.zeroed.len(), 1);
         assert_eq!(c.leases_without_stats, vec![T2.to_string()]);
@@ -596,6 +606,10 @@ mod tests {
     fn unreadable_snapshots_restore_nothing() {
         assert!(read(b"{not json").restored.is_none());
         assert!(read(b"[1]").restored.is_none());
-        assert!(read(b"{\"clock\":\"unix\",\"a\":1,\"a\":2}").restored.is_some());
+        assert!(
+            read(b"{\"clock\":\"unix\",\"a\":1,\"a\":2}")
+                .restored
+                .is_some()
+        );
     }
 }

@@ -1,0 +1,117 @@
+//! Loading inputs for the subcommands: deciding what a path is and reading
+//! each file once, read-only, with errors that name the file.
+
+use std::fs::File;
+use std::io::{Cursor, Read};
+use std::path::{Path, PathBuf};
+
+use crate::inspect::{self, FileReport, JournalOptions};
+use crate::statedir::{self, InputError, Kind, StateDir};
+
+/// How many leading bytes the content sniffer looks at.
+const SNIFF_BYTES: usize = 64 << 10;
+
+/// What a command-line path names.
+pub enum Target {
+    /// A single file of a known kind, opened, with the bytes already read
+    /// from it for sniffing (to be chained in front of the rest).
+    File {
+        /// The path.
+        path: PathBuf,
+        /// Its kind.
+        kind: Kind,
+        /// Bytes already read.
+        prefix: Vec<u8>,
+        /// The open file, positioned after `prefix`.
+        file: File,
+    },
+    /// A state directory.
+    Directory(StateDir),
+}
+
+/// Resolves a path to a file of known kind or a state directory.
+pub fn target(path: &Path, kind: Option<Kind>) -> Result<Target, InputError> {
+    let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, &e))?;
+    if meta.is_dir() {
+        let dir = statedir::examine(path, statedir::read_proc_locks().as_deref())?;
+        if dir.files.is_empty() {
+            return Err(InputError::new(
+                path,
+                format!(
+                    "contains none of {}, {}, {}: not a SymCC state directory",
+                    statedir::WORK_LEASES,
+                    statedir::DEFERRED,
+                    statedir::STATE_TASKS
+                ),
+            ));
+        }
+        return Ok(Target::Directory(dir));
+    }
+    let (mut file, _) = statedir::open_regular(path)?;
+    let mut prefix = Vec::new();
+    let kind = match kind.or_else(|| statedir::kind_from_name(path)) {
+        Some(kind) => kind,
+        None => {
+            (&mut file)
+                .take(SNIFF_BYTES as u64)
+                .read_to_end(&mut prefix)
+                .map_err(|e| InputError::io(path, &e))?;
+            statedir::kind_from_content(&prefix).ok_or_else(|| {
+                InputError::new(
+                    path,
+                    "neither a lease journal nor a state snapshot (no journal record or \
+                     snapshot object at the start); name the kind with --kind",
+                )
+            })?
+        }
+    };
+    Ok(Target::File {
+        path: path.to_path_buf(),
+        kind,
+        prefix,
+        file,
+    })
+}
+
+/// Inspects one opened file.
+pub fn inspect_file(
+    path: &Path,
+    kind: Kind,
+    prefix: Vec<u8>,
+    mut file: File,
+    options: &JournalOptions,
+    now: f64,
+) -> Result<FileReport, InputError> {
+    let shown = path.display().to_string();
+    match kind {
+        Kind::Journal => {
+            let src = Cursor::new(prefix).chain(file);
+            let report = inspect::journal(src, &shown, options, now)
+                .map_err(|e| InputError::new(path, format!("read error: {e}")))?;
+            Ok(FileReport::Journal(Box::new(report)))
+        }
+        Kind::Snapshot => {
+            let mut bytes = prefix;
+            file.read_to_end(&mut bytes)
+                .map_err(|e| InputError::new(path, format!("read error: {e}")))?;
+            Ok(FileReport::Snapshot(Box::new(inspect::snapshot(
+                &bytes, &shown,
+            ))))
+        }
+    }
+}
+
+/// Inspects every known file of a state directory, in resume order.
+pub fn inspect_directory(
+    dir: &StateDir,
+    options: &JournalOptions,
+    now: f64,
+) -> Result<Vec<FileReport>, InputError> {
+    dir.files
+        .iter()
+        .map(|(path, kind)| {
+            let (file, _) = statedir::open_regular(path)?;
+            inspect_file(path, *kind, Vec::new(), file, options, now)
+        })
+        .collect()
+}

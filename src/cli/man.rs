@@ -1,0 +1,126 @@
+//! Man pages generated from the clap definitions, with the sections clap
+//! does not know: EXIT STATUS, EXAMPLES and, for inspect, JSON OUTPUT.
+//! The pages are checked in under man/ and a test fails when they drift;
+//! `LEASEJOURNAL_BLESS=1 cargo test --test cli man_pages` rewrites them.
+
+use clap::CommandFactory;
+use clap_mangen::Man;
+use clap_mangen::roff::{Roff, bold, roman};
+
+use super::{Cli, EXIT_STATUS};
+
+struct Extra {
+    examples: &'static [(&'static str, &'static str)],
+    sections: &'static [(&'static str, &'static [&'static str])],
+}
+
+fn extra(name: &str) -> Extra {
+    match name {
+        "inspect" => Extra {
+            examples: &[
+                (
+                    "leasejournal inspect /out/run1",
+                    "Everything a state directory says, with the master lock status.",
+                ),
+                (
+                    "leasejournal inspect --worker 3 /out/run1/.work_leases.jsonl",
+                    "Active leases of worker rank 3.",
+                ),
+                (
+                    "leasejournal inspect --history 83ce7d /out/run1/.work_leases.jsonl",
+                    "Every record of the ids starting with 83ce7d and what replay did with it.",
+                ),
+                (
+                    "leasejournal inspect --format json --now 1754550100 state.json | jq .restored",
+                    "The exact mapping upstream's restore yields, with reproducible ages.",
+                ),
+            ],
+            sections: &[(
+                "JSON OUTPUT",
+                &[
+                    "With --format json, stdout carries one JSON document with \"schema_version\":1 and a \"kind\".",
+                    "journal: {\"kind\":\"journal\",\"path\",\"bytes\",\"lines\",\"records\":{\"lease\",\"done\",\"reclaim\",\"other\"},\"clocks\":{\"unix\",\"legacy\",\"unmarked\",\"other\"},\"leases_accepted\",\"ignored\":{reason:count},\"invalid_utf8_lines\",\"invalid_utf8_bytes\",\"lenient_leases\",\"records_with_unknown_fields\",\"non_canonical_records\",\"tail\":{\"state\",\"bytes\",\"offset\",\"zero_bytes\"},\"events\",\"time_range\",\"active_count\",\"completed_count\",\"filter\",\"active\":[{\"id\",\"worker\",\"time\",\"attempts\",\"clock\",\"line\",\"offset\",\"age_seconds\",\"path\"}],\"completed\":[id],\"history\"}. \"active\" is the state upstream's loader reaches, sorted by id; \"clock\" is \"unix\" or \"legacy\"; tail \"state\" is empty, clean, torn or unterminated.",
+                    "Ignore reasons: blank, torn-tail, glued-record, bom, duplicate-member, non-finite-number, too-deep, integer-too-long, corrupt, not-an-object, bad-id, payload-not-object, payload-not-finite, payload-id-mismatch, rejected-field, orphan-done, orphan-reclaim, unknown-op.",
+                    "snapshot: {\"kind\":\"snapshot\",\"path\",\"bytes\",\"parse\":{\"ok\",\"error\",\"is_object\",\"duplicate_members\",\"nonfinite_constants\",\"invalid_utf8_bytes\"},\"clock\",\"tasks\",\"totals\",\"leases\",\"changes\",\"restored\"}. \"restored\" is exactly the object upstream's restore and to_mapping() yield (keys clock, leases, shard_count, stats, steal_window, worker_count), with NaN and infinities written as the strings \"NaN\", \"Infinity\", \"-Infinity\"; null when upstream would start empty.",
+                    "directory: {\"kind\":\"directory\",\"path\",\"files\":[the objects above],\"missing\",\"stale_temp_files\",\"master_lock\":{\"present\",\"held\",\"holders\"}}.",
+                ],
+            )],
+        },
+        "completions" => Extra {
+            examples: &[
+                (
+                    "leasejournal completions bash > ~/.local/share/bash-completion/completions/leasejournal",
+                    "Install bash completions.",
+                ),
+                (
+                    "leasejournal completions zsh > ~/.zfunc/_leasejournal",
+                    "Install zsh completions.",
+                ),
+            ],
+            sections: &[],
+        },
+        _ => Extra {
+            examples: &[
+                (
+                    "leasejournal inspect /out/run1",
+                    "What the state directory says after a reboot or crash.",
+                ),
+                (
+                    "leasejournal completions bash",
+                    "A completion script for bash.",
+                ),
+            ],
+            sections: &[],
+        },
+    }
+}
+
+fn render(cmd: clap::Command, name: &str) -> Vec<u8> {
+    let man = Man::new(cmd)
+        .date("")
+        .source(format!("leasejournal {}", env!("CARGO_PKG_VERSION")));
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = man.render(&mut out);
+    let extra = extra(name);
+    let mut roff = Roff::new();
+    roff.control("SH", ["EXIT STATUS"]);
+    for (code, text) in EXIT_STATUS {
+        roff.control("TP", [])
+            .text([bold(code.to_string())])
+            .text([roman(*text)]);
+    }
+    roff.control("SH", ["EXAMPLES"]);
+    for (command, text) in extra.examples {
+        roff.control("TP", [])
+            .text([bold(*command)])
+            .text([roman(*text)]);
+    }
+    for (title, paragraphs) in extra.sections {
+        roff.control("SH", [*title]);
+        for p in *paragraphs {
+            roff.control("PP", []).text([roman(*p)]);
+        }
+    }
+    out.extend_from_slice(roff.render().as_bytes());
+    out
+}
+
+/// Every page: (file name, contents).
+pub fn pages() -> Vec<(String, Vec<u8>)> {
+    let cmd = Cli::command();
+    let mut pages = vec![(
+        "leasejournal.1".to_string(),
+        render(cmd.clone(), "leasejournal"),
+    )];
+    for sub in cmd.get_subcommands() {
+        let name = sub.get_name().to_string();
+        let full = format!("leasejournal-{name}");
+        let sub = sub
+            .clone()
+            .name(full.clone())
+            .bin_name(format!("leasejournal {name}"));
+        pages.push((format!("{full}.1"), render(sub, &name)));
+    }
+    pages
+}

@@ -1,0 +1,87 @@
+//! The command line: clap definitions (one file per subcommand), the exit
+//! codes, and the one place errors are printed.
+
+mod completions;
+mod exit;
+mod inspect;
+mod load;
+pub mod man;
+mod output;
+
+pub use exit::{EXIT_STATUS, Exit};
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Inspect, verify and repair the recovery state of a SymCC MPI fuzzing
+/// master.
+///
+/// A state directory <output>/<name>/ holds .work_leases.jsonl and
+/// .dispatch_protocol_deferred.jsonl (append-only journals of lease, done
+/// and reclaim records), .state_tasks.json (the state-shard coordinator's
+/// snapshot) and .master-queue.lock (flocked by the running master).
+/// leasejournal reads them exactly as the upstream Python code does,
+/// including its tolerance of torn and corrupt lines.
+#[derive(Debug, Parser)]
+#[command(name = "leasejournal", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show what a journal, snapshot or state directory says.
+    Inspect(inspect::InspectArgs),
+    /// Print a shell completion script.
+    Completions(completions::CompletionsArgs),
+}
+
+/// Parses the command line, runs the subcommand and maps the outcome to an
+/// exit code. Errors are printed here, once, as `leasejournal: <message>`.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() {
+                Exit::Trouble
+            } else {
+                Exit::Success
+            }
+            .into();
+        }
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let result = run(&cli, &mut out).and_then(|exit| {
+        out.flush()?;
+        Ok(exit)
+    });
+    match result {
+        Ok(exit) => exit.into(),
+        Err(err) if is_broken_pipe(&err) => Exit::Success.into(),
+        Err(err) => {
+            eprintln!("leasejournal: {err:#}");
+            Exit::Trouble.into()
+        }
+    }
+}
+
+/// Runs a parsed command line, writing data to `out`.
+pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    match &cli.command {
+        Command::Inspect(args) => inspect::run(args, out),
+        Command::Completions(args) => completions::run(args, out),
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,447 @@
+//! `inspect` as data: what a journal, a snapshot or a state directory says,
+//! built from one read of each file. Pure apart from the reader it is given;
+//! the caller passes `now`. These structs are the JSON contract of
+//! `leasejournal inspect --format json` (schema_version 1).
+
+use std::io::{self, Read};
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::journal::{
+    self, Classified, Clock, ClockMarker, Effect, IgnoreReason, LineEvent, LineKind, Observer, Op,
+    Record, Summary, WorkId,
+};
+use crate::json::{self, Mode, PyInt, Value};
+use crate::snapshot::{self, RestoreChanges, TaskLease};
+use crate::statedir::{MasterLock, TempFile};
+
+/// The JSON contract's version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Filters and extras for a journal inspection.
+#[derive(Clone, Debug, Default)]
+pub struct JournalOptions {
+    /// Only active leases of this worker.
+    pub worker: Option<u64>,
+    /// Only active leases whose id starts with this (lowercase hex).
+    pub id_prefix: Option<String>,
+    /// Collect every record of the ids starting with this.
+    pub history: Option<String>,
+}
+
+/// One active lease, as shown.
+#[derive(Clone, Debug, Serialize)]
+pub struct ActiveLease {
+    /// Work id.
+    pub id: WorkId,
+    /// Owner rank.
+    pub worker: PyInt,
+    /// Lease time (Unix seconds for the unix clock).
+    pub time: f64,
+    /// Attempts counter.
+    pub attempts: PyInt,
+    /// Clock domain.
+    pub clock: Clock,
+    /// Line of the lease record in force.
+    pub line: u64,
+    /// Byte offset of that line.
+    pub offset: u64,
+    /// `now - time` for a unix-clock lease.
+    pub age_seconds: Option<f64>,
+    /// The payload's `path`, when it is a string.
+    pub path: Option<String>,
+}
+
+/// First and last unix-clock record times.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimeRange {
+    /// Earliest time.
+    pub first: f64,
+    /// Latest time.
+    pub last: f64,
+}
+
+/// One record in `--history`.
+#[derive(Clone, Debug, Serialize)]
+pub struct HistoryEntry {
+    /// Work id.
+    pub id: WorkId,
+    /// 1-based line.
+    pub line: u64,
+    /// Byte offset of the line.
+    pub offset: u64,
+    /// `lease`, `done`, `reclaim` or the unknown op.
+    pub op: String,
+    /// The record's time, when it has a finite one.
+    pub time: Option<f64>,
+    /// The record's `clock` member: a time is Unix seconds only under
+    /// `unix`.
+    pub clock: ClockMarker,
+    /// The worker of an accepted lease.
+    pub worker: Option<PyInt>,
+    /// What replay did, in words.
+    pub effect: String,
+}
+
+/// Filters applied to `active`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Filter {
+    /// `--worker`
+    pub worker: Option<u64>,
+    /// `--id`
+    pub id: Option<String>,
+}
+
+/// `inspect` of one journal.
+#[derive(Clone, Debug, Serialize)]
+pub struct JournalReport {
+    /// Contract version.
+    pub schema_version: u32,
+    /// Always `"journal"`.
+    pub kind: &'static str,
+    /// The path as given.
+    pub path: String,
+    /// Totals of the read.
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// Upstream's event counter after loading.
+    pub events: u64,
+    /// Unix-clock record times.
+    pub time_range: Option<TimeRange>,
+    /// Active leases before filtering.
+    pub active_count: usize,
+    /// Completed ids.
+    pub completed_count: usize,
+    /// Applied filters, if any.
+    pub filter: Option<Filter>,
+    /// The active leases upstream's loader reaches, sorted by id.
+    pub active: Vec<ActiveLease>,
+    /// Completed ids, sorted.
+    pub completed: Vec<WorkId>,
+    /// `--history` records, when asked.
+    pub history: Option<Vec<HistoryEntry>>,
+}
+
+/// Totals over the restored stats.
+#[derive(Clone, Debug, Serialize)]
+pub struct SnapshotTotals {
+    /// Sum of `completions`.
+    pub completions: PyInt,
+    /// Sum of `failures`.
+    pub failures: PyInt,
+    /// Sum of `total_generated`.
+    pub total_generated: PyInt,
+    /// Sum of `leases`.
+    pub leases: PyInt,
+    /// Sum of `elapsed` seconds.
+    pub elapsed: f64,
+}
+
+/// How the snapshot parsed.
+#[derive(Clone, Debug, Serialize)]
+pub struct SnapshotParse {
+    /// Whether `json.load` succeeds.
+    pub ok: bool,
+    /// The parse error, when it does not.
+    pub error: Option<String>,
+    /// Whether the top level is an object.
+    pub is_object: bool,
+    /// Repeated member names (the last wins).
+    pub duplicate_members: u64,
+    /// `NaN`/`Infinity` constants.
+    pub nonfinite_constants: u64,
+    /// Invalid UTF-8 bytes deleted before parsing.
+    pub invalid_utf8_bytes: usize,
+}
+
+/// `inspect` of one snapshot.
+#[derive(Clone, Debug, Serialize)]
+pub struct SnapshotReport {
+    /// Contract version.
+    pub schema_version: u32,
+    /// Always `"snapshot"`.
+    pub kind: &'static str,
+    /// The path as given.
+    pub path: String,
+    /// File size.
+    pub bytes: u64,
+    /// How it parsed.
+    pub parse: SnapshotParse,
+    /// `"unix"` when the file carries `"clock":"unix"`, else `"legacy"`.
+    pub clock: Clock,
+    /// Restored stats entries.
+    pub tasks: usize,
+    /// Totals over them.
+    pub totals: Option<SnapshotTotals>,
+    /// Restored state leases (all stale after restore).
+    pub leases: Vec<TaskLease>,
+    /// What restore changes.
+    pub changes: RestoreChanges,
+    /// Exactly what upstream's restore + `to_mapping()` yields; non-finite
+    /// numbers appear as the strings `"NaN"`, `"Infinity"`, `"-Infinity"`.
+    /// `null` when upstream would start empty (unparseable or not an object).
+    pub restored: Option<Box<RawValue>>,
+}
+
+/// One file of a directory.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum FileReport {
+    /// A journal.
+    Journal(Box<JournalReport>),
+    /// A snapshot.
+    Snapshot(Box<SnapshotReport>),
+}
+
+/// `inspect` of a state directory.
+#[derive(Clone, Debug, Serialize)]
+pub struct DirectoryReport {
+    /// Contract version.
+    pub schema_version: u32,
+    /// Always `"directory"`.
+    pub kind: &'static str,
+    /// The path as given.
+    pub path: String,
+    /// The files present, in resume order.
+    pub files: Vec<FileReport>,
+    /// Known files absent.
+    pub missing: Vec<String>,
+    /// Leftover `*.tmp` files.
+    pub stale_temp_files: Vec<TempFile>,
+    /// The master lock, read from `/proc/locks`.
+    pub master_lock: MasterLock,
+}
+
+/// Collects `--history` while the journal streams by.
+struct History {
+    prefix: String,
+    entries: Vec<HistoryEntry>,
+}
+
+impl History {
+    fn push(&mut self, record: &Record, line: u64, offset: u64, effect: String) {
+        if !record.id.has_prefix(&self.prefix) {
+            return;
+        }
+        let (op, worker) = match &record.op {
+            Op::Lease(Ok(l)) => ("lease".to_string(), Some(l.worker.clone())),
+            Op::Lease(Err(_)) => ("lease".to_string(), None),
+            Op::Done => ("done".to_string(), None),
+            Op::Reclaim => ("reclaim".to_string(), None),
+            Op::Unknown(op) => (op.clone(), None),
+        };
+        self.entries.push(HistoryEntry {
+            id: record.id,
+            line,
+            offset,
+            op,
+            time: record.time,
+            clock: record.marker,
+            worker,
+            effect,
+        });
+    }
+}
+
+impl Observer for History {
+    fn line(&mut self, event: &LineEvent<'_>) {
+        match (&event.classified.kind, event.effect) {
+            (LineKind::Record(record), Some(effect)) => {
+                self.push(record, event.number, event.offset, describe_effect(effect));
+            }
+            (
+                LineKind::Corrupt {
+                    glued: Some((at, record)),
+                    ..
+                },
+                _,
+            ) => {
+                let effect = "lost: glued onto a torn fragment, upstream ignores the line".into();
+                self.push(record, event.number, event.offset + *at as u64, effect);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What a replay effect means, in words.
+pub fn describe_effect(effect: &Effect) -> String {
+    match effect {
+        Effect::Activated => "activated".into(),
+        Effect::Reactivated => "activated again after completion (the work runs twice)".into(),
+        Effect::TookOver { previous_worker } => {
+            format!("took over from worker {previous_worker} without a reclaim")
+        }
+        Effect::Completed { worker } => format!("completed (worker {worker})"),
+        Effect::DoneIgnored {
+            already_completed: true,
+        } => "ignored: already completed".into(),
+        Effect::DoneIgnored {
+            already_completed: false,
+        } => "ignored: not active".into(),
+        Effect::Reclaimed { worker } => format!("reclaimed from worker {worker}"),
+        Effect::ReclaimIgnored => "ignored: not active".into(),
+        Effect::LeaseIgnored { reason } => format!("ignored: {reason}"),
+        Effect::UnknownOp { op } => format!("ignored: unknown op {op:?}"),
+    }
+}
+
+/// The reason a classified line is ignored, in words (for reports).
+pub fn describe_ignored(classified: &Classified) -> Option<String> {
+    match &classified.kind {
+        LineKind::Blank => Some("blank line".into()),
+        LineKind::Corrupt { reason, glued } => Some(match glued {
+            Some((at, _)) => format!("a complete record glued at byte {at} onto a torn fragment"),
+            None => reason.to_string(),
+        }),
+        LineKind::NotAnObject => Some("not a JSON object".into()),
+        LineKind::BadId => Some("id missing or not 64 lowercase hex".into()),
+        LineKind::Record(_) => None,
+    }
+}
+
+/// The payload's `path` member, when it is a string.
+fn payload_path(payload: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(payload).ok()?;
+    let parsed = json::parse(text, Mode::Journal).ok()?;
+    match parsed.value.as_object()?.get("path")? {
+        Value::Str(s) => Some(s.to_string_lossy()),
+        _ => None,
+    }
+}
+
+/// Inspects a journal read from `src`.
+pub fn journal<R: Read>(
+    src: R,
+    path: &str,
+    options: &JournalOptions,
+    now: f64,
+) -> io::Result<JournalReport> {
+    let mut history = History {
+        prefix: options
+            .history
+            .clone()
+            .unwrap_or_default()
+            .to_ascii_lowercase(),
+        entries: Vec::new(),
+    };
+    let observer: &mut dyn Observer = if options.history.is_some() {
+        &mut history
+    } else {
+        &mut ()
+    };
+    let scan = journal::scan(src, observer)?;
+    let replay = scan.replay;
+    let id_prefix = options.id_prefix.as_deref().map(str::to_ascii_lowercase);
+    let active: Vec<ActiveLease> = replay
+        .active_sorted()
+        .into_iter()
+        .filter(|(id, a)| {
+            options.worker.is_none_or(|w| a.worker.to_u64() == Some(w))
+                && id_prefix.as_deref().is_none_or(|p| id.has_prefix(p))
+        })
+        .map(|(id, a)| ActiveLease {
+            id: *id,
+            worker: a.worker.clone(),
+            time: a.time,
+            attempts: a.attempts.clone(),
+            clock: a.clock,
+            line: a.line,
+            offset: a.offset,
+            age_seconds: (a.clock == Clock::Unix).then_some(now - a.time),
+            path: payload_path(&a.payload),
+        })
+        .collect();
+    let filter = (options.worker.is_some() || options.id_prefix.is_some()).then(|| Filter {
+        worker: options.worker,
+        id: options.id_prefix.clone(),
+    });
+    Ok(JournalReport {
+        schema_version: SCHEMA_VERSION,
+        kind: "journal",
+        path: path.to_string(),
+        events: replay.events,
+        time_range: scan
+            .summary
+            .unix_time_range
+            .map(|(first, last)| TimeRange { first, last }),
+        active_count: replay.active.len(),
+        completed_count: replay.completed.len(),
+        filter,
+        active,
+        completed: replay.completed_sorted(),
+        history: options.history.is_some().then_some(history.entries),
+        summary: scan.summary,
+    })
+}
+
+/// Inspects a snapshot's bytes.
+pub fn snapshot(bytes: &[u8], path: &str) -> SnapshotReport {
+    let snap = snapshot::read(bytes);
+    let (ok, error, stats) = match &snap.parse {
+        Ok(stats) => (true, None, stats.clone()),
+        Err(e) => (false, Some(e.to_string()), json::ParseStats::default()),
+    };
+    let totals = snap.restored.as_ref().map(|r| SnapshotTotals {
+        completions: r
+            .stats
+            .iter()
+            .fold(PyInt::Small(0), |a, t| a + t.completions.clone()),
+        failures: r
+            .stats
+            .iter()
+            .fold(PyInt::Small(0), |a, t| a + t.failures.clone()),
+        total_generated: r
+            .stats
+            .iter()
+            .fold(PyInt::Small(0), |a, t| a + t.total_generated.clone()),
+        leases: r
+            .stats
+            .iter()
+            .fold(PyInt::Small(0), |a, t| a + t.leases.clone()),
+        elapsed: r.stats.iter().map(|t| t.elapsed).sum(),
+    });
+    let restored = snap
+        .restored
+        .as_ref()
+        .and_then(|r| RawValue::from_string(r.to_report_json()).ok());
+    SnapshotReport {
+        schema_version: SCHEMA_VERSION,
+        kind: "snapshot",
+        path: path.to_string(),
+        bytes: bytes.len() as u64,
+        parse: SnapshotParse {
+            ok,
+            error,
+            is_object: snap.is_object,
+            duplicate_members: stats.duplicate_members,
+            nonfinite_constants: stats.nonfinite_constants,
+            invalid_utf8_bytes: snap.invalid_utf8,
+        },
+        clock: if snap.unix_clock {
+            Clock::Unix
+        } else {
+            Clock::Legacy
+        },
+        tasks: snap.restored.as_ref().map_or(0, |r| r.stats.len()),
+        totals,
+        leases: snap
+            .restored
+            .as_ref()
+            .map(|r| r.leases.clone())
+            .unwrap_or_default(),
+        changes: snap.changes,
+        restored,
+    }
+}
+
+/// Names of the ignore reasons that count as "upstream ignores this line".
+pub fn ignored_total(summary: &Summary) -> u64 {
+    summary
+        .ignored
+        .iter()
+        .filter(|(r, _)| !matches!(r, IgnoreReason::Blank))
+        .map(|(_, n)| n)
+        .sum()
+}

@@ -1,0 +1,362 @@
+//! Human output of `inspect`.
+
+use std::io::{self, Write};
+
+use super::{Styles, age, count, duration, table, utc};
+use crate::inspect::{DirectoryReport, FileReport, JournalReport, SnapshotReport};
+use crate::journal::{Clock, ClockMarker, IgnoreReason, TailState};
+
+fn short(id: &impl ToString) -> String {
+    id.to_string()[..12].to_string()
+}
+
+/// Writes a journal report.
+pub fn journal(out: &mut dyn Write, r: &JournalReport, now: f64, s: &Styles) -> io::Result<()> {
+    let sum = &r.summary;
+    writeln!(out, "{} {}", s.bold("journal"), r.path)?;
+    let tail = match sum.tail.state {
+        TailState::Empty => "empty file".to_string(),
+        TailState::Clean => "clean".to_string(),
+        TailState::Torn => s.warn(&format!(
+            "torn: {} bytes at offset {} upstream ignores (recover seals it)",
+            count(sum.tail.bytes),
+            sum.tail.offset
+        )),
+        TailState::Unterminated => s.warn(&format!(
+            "last record ({} bytes) has no newline; the next upstream append glues onto it",
+            count(sum.tail.bytes)
+        )),
+    };
+    writeln!(
+        out,
+        "  size        {} bytes, {} lines",
+        count(sum.bytes),
+        count(sum.lines)
+    )?;
+    writeln!(out, "  tail        {tail}")?;
+    if sum.tail.zero_bytes > 0 {
+        writeln!(
+            out,
+            "  zero fill   {}",
+            s.warn(&format!(
+                "{} NUL bytes at the end of the file",
+                count(sum.tail.zero_bytes)
+            ))
+        )?;
+    }
+    writeln!(
+        out,
+        "  records     {} lease · {} done · {} reclaim · {} other op  (events {})",
+        count(sum.records.lease),
+        count(sum.records.done),
+        count(sum.records.reclaim),
+        count(sum.records.other),
+        count(r.events)
+    )?;
+    writeln!(
+        out,
+        "  clocks      {} unix · {} legacy · {} unmarked{}",
+        count(sum.clocks.unix),
+        count(sum.clocks.legacy),
+        count(sum.clocks.unmarked),
+        if sum.clocks.other > 0 {
+            format!(" · {} invalid", count(sum.clocks.other))
+        } else {
+            String::new()
+        }
+    )?;
+    let ignored: Vec<String> = sum
+        .ignored
+        .iter()
+        .map(|(reason, n)| format!("{} {}", count(*n), reason_name(*reason)))
+        .collect();
+    let total: u64 = sum.ignored.values().sum();
+    if ignored.is_empty() {
+        writeln!(out, "  ignored     {}", s.ok("none"))?;
+    } else {
+        writeln!(
+            out,
+            "  ignored     {} lines: {}",
+            count(total),
+            s.warn(&ignored.join(", "))
+        )?;
+    }
+    if sum.invalid_utf8_bytes > 0 {
+        writeln!(
+            out,
+            "  bad UTF-8   {} bytes on {} lines, deleted before parsing as upstream does",
+            count(sum.invalid_utf8_bytes),
+            count(sum.invalid_utf8_lines)
+        )?;
+    }
+    if sum.lenient_leases > 0 {
+        writeln!(
+            out,
+            "  coerced     {} leases carry values upstream converts (\"3\", 2.9, 0 attempts, …)",
+            count(sum.lenient_leases)
+        )?;
+    }
+    writeln!(
+        out,
+        "  state       {} active · {} completed",
+        s.bold(&count(r.active_count as u64)),
+        count(r.completed_count as u64)
+    )?;
+    if let Some(range) = &r.time_range {
+        writeln!(
+            out,
+            "  time range  {} … {}  (first {}, last {})",
+            utc(range.first),
+            utc(range.last),
+            age(now - range.first),
+            age(now - range.last)
+        )?;
+    }
+    if let Some(filter) = &r.filter {
+        let mut parts = Vec::new();
+        if let Some(w) = filter.worker {
+            parts.push(format!("worker {w}"));
+        }
+        if let Some(id) = &filter.id {
+            parts.push(format!("id {id}*"));
+        }
+        writeln!(
+            out,
+            "  showing     {} of {} active ({})",
+            r.active.len(),
+            r.active_count,
+            parts.join(", ")
+        )?;
+    }
+    if !r.active.is_empty() {
+        let mut t = table(
+            &[
+                "id", "worker", "clock", "leased", "age", "attempts", "line", "path",
+            ],
+            s,
+        );
+        for a in &r.active {
+            let (leased, age_text) = match a.clock {
+                Clock::Unix => (utc(a.time), a.age_seconds.map(age).unwrap_or_default()),
+                Clock::Legacy => (
+                    format!("monotonic {}", crate::json::float_repr(a.time)),
+                    "unknown".to_string(),
+                ),
+            };
+            let clock = match a.clock {
+                Clock::Unix => "unix".to_string(),
+                Clock::Legacy => s.warn("legacy"),
+            };
+            t.add_row(vec![
+                short(&a.id),
+                a.worker.to_string(),
+                clock,
+                leased,
+                age_text,
+                a.attempts.to_string(),
+                a.line.to_string(),
+                a.path.clone().unwrap_or_else(|| "-".into()),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    if let Some(history) = &r.history {
+        if history.is_empty() {
+            writeln!(out, "  history     no record of a matching id")?;
+        } else {
+            let mut t = table(
+                &["id", "line", "offset", "op", "time", "worker", "effect"],
+                s,
+            );
+            for h in history {
+                t.add_row(vec![
+                    short(&h.id),
+                    h.line.to_string(),
+                    h.offset.to_string(),
+                    h.op.clone(),
+                    match (h.time, h.clock) {
+                        (Some(t), ClockMarker::Unix) => utc(t),
+                        (Some(t), _) => format!("monotonic {}", crate::json::float_repr(t)),
+                        (None, _) => "-".into(),
+                    },
+                    h.worker
+                        .as_ref()
+                        .map(|w| w.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    h.effect.clone(),
+                ]);
+            }
+            writeln!(out, "{t}")?;
+        }
+    }
+    Ok(())
+}
+
+fn reason_name(reason: IgnoreReason) -> String {
+    serde_json::to_value(reason)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Writes a snapshot report.
+pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Result<()> {
+    writeln!(out, "{} {}", s.bold("snapshot"), r.path)?;
+    writeln!(out, "  size        {} bytes", count(r.bytes))?;
+    if let Some(err) = &r.parse.error {
+        writeln!(
+            out,
+            "  parse       {}",
+            s.error(&format!(
+                "{err}: upstream starts empty and every statistic is lost"
+            ))
+        )?;
+        return Ok(());
+    }
+    if !r.parse.is_object {
+        writeln!(
+            out,
+            "  parse       {}",
+            s.error("not a JSON object: upstream's restore ignores it and starts empty")
+        )?;
+        return Ok(());
+    }
+    let clock = match r.clock {
+        Clock::Unix => "unix".to_string(),
+        Clock::Legacy => s.warn(
+            "legacy (no \"clock\": last_lease/last_complete are monotonic and restore zeroes them)",
+        ),
+    };
+    writeln!(out, "  clock       {clock}")?;
+    if r.parse.duplicate_members > 0 || r.parse.nonfinite_constants > 0 {
+        writeln!(
+            out,
+            "  oddities    {} duplicate members (last wins), {} NaN/Infinity",
+            r.parse.duplicate_members, r.parse.nonfinite_constants
+        )?;
+    }
+    writeln!(out, "  tasks       {}", count(r.tasks as u64))?;
+    if let Some(t) = &r.totals {
+        writeln!(
+            out,
+            "  totals      {} completions · {} failures · {} generated · {} leases · {} elapsed",
+            t.completions,
+            t.failures,
+            t.total_generated,
+            t.leases,
+            duration(t.elapsed)
+        )?;
+    }
+    let c = &r.changes;
+    let mut restore = Vec::new();
+    if c.stats_truncated + c.leases_truncated > 0 {
+        restore.push(format!(
+            "skips {} stats and {} leases beyond the last 65536",
+            c.stats_truncated, c.leases_truncated
+        ));
+    }
+    if !c.dropped.is_empty() {
+        restore.push(s.error(&format!("drops {} entries", c.dropped.len())));
+    }
+    if !c.overwritten.is_empty() {
+        restore.push(format!(
+            "merges {} duplicate entries (last wins)",
+            c.overwritten.len()
+        ));
+    }
+    let lease_resets = c.zeroed.iter().filter(|z| z.field == "updated").count();
+    let legacy_zeroed = c.zeroed.len() - lease_resets;
+    if legacy_zeroed > 0 {
+        restore.push(s.warn(&format!(
+            "zeroes {legacy_zeroed} legacy last_lease/last_complete times"
+        )));
+    }
+    if lease_resets > 0 {
+        restore.push(format!("resets {lease_resets} state lease times to 0.0"));
+    }
+    if !c.coerced.is_empty() {
+        restore.push(format!("converts or clamps {} values", c.coerced.len()));
+    }
+    for member in &c.ignored_members {
+        restore.push(s.error(&format!("ignores \"{member}\" (not a list)")));
+    }
+    if restore.is_empty() {
+        writeln!(out, "  restore     {}", s.ok("keeps everything as written"))?;
+    } else {
+        writeln!(out, "  restore     {}", restore.join("; "))?;
+    }
+    if !r.leases.is_empty() {
+        writeln!(
+            out,
+            "  leases      {} from the previous coordinator epoch; restore makes them stale and the first recovery adds a failure to each",
+            r.leases.len()
+        )?;
+        let mut t = table(&["task", "worker", "stats"], s);
+        for l in &r.leases {
+            let has_stats = !c.leases_without_stats.contains(&l.task_id);
+            t.add_row(vec![
+                l.task_id[..12].to_string(),
+                l.worker.to_string(),
+                if has_stats {
+                    "yes".into()
+                } else {
+                    s.warn("missing")
+                },
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    if !c.dropped.is_empty() {
+        let mut t = table(&["list", "index", "task", "dropped because"], s);
+        for d in &c.dropped {
+            t.add_row(vec![
+                format!("{:?}", d.list).to_lowercase(),
+                d.index.to_string(),
+                d.task_id
+                    .as_deref()
+                    .map_or("-".into(), |t| t[..12].to_string()),
+                d.reason.clone(),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    Ok(())
+}
+
+/// Writes a directory report.
+pub fn directory(out: &mut dyn Write, r: &DirectoryReport, now: f64, s: &Styles) -> io::Result<()> {
+    writeln!(out, "{} {}", s.bold("state directory"), r.path)?;
+    let lock = match (r.master_lock.present, r.master_lock.held) {
+        (false, _) => "no .master-queue.lock".to_string(),
+        (true, Some(true)) => s.error(&format!(
+            "held by pid {}: a master is running and these files are changing",
+            r.master_lock
+                .holders
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        (true, Some(false)) => s.ok("not held: no master is running"),
+        (true, None) => s.warn("unknown (/proc/locks unreadable)"),
+    };
+    writeln!(out, "  master lock {lock}")?;
+    if !r.missing.is_empty() {
+        writeln!(out, "  missing     {}", r.missing.join(", "))?;
+    }
+    for t in &r.stale_temp_files {
+        writeln!(
+            out,
+            "  stale temp  {}",
+            s.warn(&format!("{} ({} bytes)", t.name, count(t.bytes)))
+        )?;
+    }
+    for file in &r.files {
+        writeln!(out)?;
+        match file {
+            FileReport::Journal(j) => journal(out, j, now, s)?,
+            FileReport::Snapshot(sn) => snapshot(out, sn, s)?,
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,191 @@
+//! Rendering at the edge: data in, bytes out. Human tables and text with
+//! colour from one [`Styles`] value, and JSON. Domain types never see this
+//! module.
+
+mod inspect;
+
+pub use inspect::{directory, journal, snapshot};
+
+use std::io::{self, Write};
+
+use comfy_table::{ContentArrangement, Table, presets};
+use owo_colors::OwoColorize;
+use serde::Serialize;
+
+/// Colour on or off, decided once from `--color`, the terminal and
+/// `NO_COLOR`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Styles {
+    enabled: bool,
+}
+
+/// What `--color` asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal and `NO_COLOR` is unset or empty.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+impl Styles {
+    /// Decides whether to colour. `NO_COLOR` (non-empty) turns `auto` off;
+    /// an explicit `always` wins over it, as the convention allows.
+    pub fn new(choice: ColorChoice, stdout_is_terminal: bool, no_color: bool) -> Styles {
+        let enabled = match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => stdout_is_terminal && !no_color,
+        };
+        Styles { enabled }
+    }
+
+    /// Plain output.
+    pub fn plain() -> Styles {
+        Styles { enabled: false }
+    }
+
+    fn paint(&self, text: &str, f: impl Fn(&str) -> String) -> String {
+        if self.enabled {
+            f(text)
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// Headings and names.
+    pub fn bold(&self, text: &str) -> String {
+        self.paint(text, |t| t.bold().to_string())
+    }
+
+    /// Things that lose data.
+    pub fn error(&self, text: &str) -> String {
+        self.paint(text, |t| t.red().bold().to_string())
+    }
+
+    /// Things worth a look.
+    pub fn warn(&self, text: &str) -> String {
+        self.paint(text, |t| t.yellow().to_string())
+    }
+
+    /// All is well.
+    pub fn ok(&self, text: &str) -> String {
+        self.paint(text, |t| t.green().to_string())
+    }
+
+    /// Secondary detail.
+    pub fn dim(&self, text: &str) -> String {
+        self.paint(text, |t| t.dimmed().to_string())
+    }
+}
+
+/// Writes a value as pretty JSON followed by a newline.
+pub fn json<T: Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// A table in the project's one style.
+pub fn table(header: &[&str], styles: &Styles) -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.iter().map(|h| styles.bold(h)));
+    table
+}
+
+/// A Unix time as `YYYY-MM-DD HH:MM:SS UTC`, or the raw number when it is
+/// out of the calendar's range.
+pub fn utc(seconds: f64) -> String {
+    let stamp = if seconds.is_finite() && seconds.abs() < 2.0e11 {
+        jiff::Timestamp::from_second(seconds.floor() as i64).ok()
+    } else {
+        None
+    };
+    match stamp {
+        Some(t) => t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        None => crate::json::float_repr_any(seconds),
+    }
+}
+
+/// A duration in the two largest units: `3d 4h`, `12m 5s`, `0s`.
+pub fn duration(seconds: f64) -> String {
+    if !seconds.is_finite() {
+        return "∞".to_string();
+    }
+    let s = seconds.abs().floor() as u64;
+    let units = [
+        (86400 * 365, "y"),
+        (86400, "d"),
+        (3600, "h"),
+        (60, "m"),
+        (1, "s"),
+    ];
+    let mut parts = Vec::new();
+    let mut rest = s;
+    for (size, name) in units {
+        if rest >= size && parts.len() < 2 {
+            parts.push(format!("{}{name}", rest / size));
+            rest %= size;
+        } else if !parts.is_empty() {
+            break;
+        }
+    }
+    if parts.is_empty() {
+        "0s".to_string()
+    } else {
+        parts.join(" ")
+    }
+}
+
+/// An age relative to now: `3h 2m ago` or, for a time in the future,
+/// `in 5m`.
+pub fn age(seconds: f64) -> String {
+    if seconds < 0.0 {
+        format!("in {}", duration(-seconds))
+    } else {
+        format!("{} ago", duration(seconds))
+    }
+}
+
+/// A byte count with thousands separators.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_decision() {
+        assert!(!Styles::new(ColorChoice::Auto, false, false).enabled);
+        assert!(Styles::new(ColorChoice::Auto, true, false).enabled);
+        assert!(!Styles::new(ColorChoice::Auto, true, true).enabled);
+        assert!(Styles::new(ColorChoice::Always, false, true).enabled);
+        assert!(!Styles::new(ColorChoice::Never, true, false).enabled);
+        assert_eq!(Styles::plain().bold("x"), "x");
+    }
+
+    #[test]
+    fn times_and_durations() {
+        assert_eq!(utc(1754550000.0), "2025-08-07 07:00:00 UTC");
+        assert_eq!(utc(1e300), "1e+300");
+        assert_eq!(duration(0.4), "0s");
+        assert_eq!(duration(3725.0), "1h 2m");
+        assert_eq!(duration(90061.0), "1d 1h");
+        assert_eq!(age(-61.0), "in 1m 1s");
+        assert_eq!(count(1234567), "1,234,567");
+    }
+}

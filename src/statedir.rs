@@ -1,0 +1,354 @@
+//! A SymCC state directory (`<output>/<name>/`): which of upstream's files
+//! are there, which temporary files a crash left behind, and whether a
+//! master holds `.master-queue.lock` — read from `/proc/locks`, never by
+//! opening or locking the file (a probe at the wrong moment would make a
+//! starting master fail).
+//!
+//! Also the one way this tool opens an input file for reading: regular
+//! files only, opened non-blocking so a FIFO can never hang the tool.
+
+use std::fs::{self, File, Metadata};
+use std::io;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// The main lease journal.
+pub const WORK_LEASES: &str = ".work_leases.jsonl";
+/// The deferred-dispatch journal (same grammar).
+pub const DEFERRED: &str = ".dispatch_protocol_deferred.jsonl";
+/// The state-shard coordinator snapshot.
+pub const STATE_TASKS: &str = ".state_tasks.json";
+/// The master's directory lock.
+pub const MASTER_LOCK: &str = ".master-queue.lock";
+
+/// What a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A JSONL lease journal.
+    Journal,
+    /// A `.state_tasks.json` snapshot.
+    Snapshot,
+}
+
+/// Why an input cannot be read. Every message names the path.
+#[derive(Debug)]
+pub struct InputError {
+    /// The path as given.
+    pub path: PathBuf,
+    /// What is wrong, in words.
+    pub problem: String,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.problem)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+impl InputError {
+    /// An error for `path`.
+    pub fn new(path: &Path, problem: impl Into<String>) -> Self {
+        InputError {
+            path: path.to_path_buf(),
+            problem: problem.into(),
+        }
+    }
+
+    /// An I/O error for `path`, in words an operator recognises.
+    pub fn io(path: &Path, err: &io::Error) -> Self {
+        let problem = match err.kind() {
+            io::ErrorKind::NotFound => {
+                if fs::symlink_metadata(path).is_ok() {
+                    "dangling symbolic link".to_string()
+                } else {
+                    "no such file or directory".to_string()
+                }
+            }
+            io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            _ => format!("cannot read: {err}"),
+        };
+        InputError::new(path, problem)
+    }
+}
+
+fn file_type_name(meta: &Metadata) -> &'static str {
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Opens a regular file for reading without ever blocking on a FIFO and
+/// without changing its access time semantics beyond a plain read.
+pub fn open_regular(path: &Path) -> Result<(File, Metadata), InputError> {
+    let meta = fs::metadata(path).map_err(|e| InputError::io(path, &e))?;
+    if !meta.is_file() {
+        return Err(InputError::new(
+            path,
+            format!("is {}, not a regular file", file_type_name(&meta)),
+        ));
+    }
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| InputError::io(path, &e))?;
+    // The path may have been replaced between stat and open: check the
+    // descriptor itself.
+    let meta = file.metadata().map_err(|e| InputError::io(path, &e))?;
+    if !meta.is_file() {
+        return Err(InputError::new(
+            path,
+            format!("is {}, not a regular file", file_type_name(&meta)),
+        ));
+    }
+    Ok((file, meta))
+}
+
+/// The kind a file name implies, if it implies one.
+pub fn kind_from_name(path: &Path) -> Option<Kind> {
+    let name = path.file_name()?.to_str()?;
+    if name == WORK_LEASES || name == DEFERRED || name.ends_with(".jsonl") {
+        Some(Kind::Journal)
+    } else if name == STATE_TASKS || name.ends_with(".json") {
+        Some(Kind::Snapshot)
+    } else {
+        None
+    }
+}
+
+/// The kind the first bytes of a file imply: a journal's first line is an
+/// object with `op` or `id`; a snapshot is one object with coordinator
+/// keys. An empty file is an (empty) journal.
+pub fn kind_from_content(prefix: &[u8]) -> Option<Kind> {
+    let first = prefix
+        .split(|&b| b == b'\n' || b == b'\r')
+        .find(|line| line.iter().any(|b| !b.is_ascii_whitespace()));
+    let Some(first) = first else {
+        return prefix
+            .iter()
+            .all(u8::is_ascii_whitespace)
+            .then_some(Kind::Journal);
+    };
+    let (text, _) = crate::json::strip_invalid_utf8(first);
+    let text = std::str::from_utf8(&text).unwrap_or_default();
+    if let Ok(parsed) = crate::json::parse(text, crate::json::Mode::Snapshot) {
+        if let Some(obj) = parsed.value.as_object() {
+            if obj.get("op").is_some() || obj.get("id").is_some() {
+                return Some(Kind::Journal);
+            }
+            const SNAPSHOT_KEYS: [&str; 6] = [
+                "clock",
+                "stats",
+                "leases",
+                "shard_count",
+                "worker_count",
+                "steal_window",
+            ];
+            if SNAPSHOT_KEYS.iter().any(|k| obj.get(k).is_some()) {
+                return Some(Kind::Snapshot);
+            }
+        }
+        return None;
+    }
+    // The first line did not parse (torn, or longer than the prefix).
+    let has = |needle: &[u8]| text.as_bytes().windows(needle.len()).any(|w| w == needle);
+    if has(b"\"op\"") {
+        Some(Kind::Journal)
+    } else if has(b"\"task_id\"") || has(b"\"stats\"") || has(b"\"shard_count\"") {
+        Some(Kind::Snapshot)
+    } else {
+        None
+    }
+}
+
+/// A leftover temporary file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TempFile {
+    /// File name within the directory.
+    pub name: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Which state file it was meant to replace, when the name says so.
+    pub belongs_to: Option<String>,
+    /// Left by this tool (`<file>.leasejournal.<pid>.tmp`) rather than by
+    /// upstream.
+    pub ours: bool,
+}
+
+/// What `/proc/locks` says about the master's lock file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MasterLock {
+    /// Whether `.master-queue.lock` exists.
+    pub present: bool,
+    /// Whether some process holds a lock on it; `None` when `/proc/locks`
+    /// could not be read.
+    pub held: Option<bool>,
+    /// PIDs holding it, as `/proc/locks` reports them.
+    pub holders: Vec<i64>,
+}
+
+/// The files of a state directory.
+#[derive(Clone, Debug)]
+pub struct StateDir {
+    /// The directory.
+    pub path: PathBuf,
+    /// The known files present, in the order the master reads them on
+    /// resume (deferred journal, work journal, snapshot).
+    pub files: Vec<(PathBuf, Kind)>,
+    /// Leftover `*.tmp` files.
+    pub temp_files: Vec<TempFile>,
+    /// The master lock.
+    pub master_lock: MasterLock,
+}
+
+/// Looks at a state directory without writing, creating or locking anything.
+pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputError> {
+    let entries = fs::read_dir(dir).map_err(|e| InputError::io(dir, &e))?;
+    let mut temp_files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| InputError::io(dir, &e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".tmp") {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        let belongs_to = [WORK_LEASES, DEFERRED, STATE_TASKS]
+            .into_iter()
+            .find(|f| name.starts_with(&format!("{f}.")))
+            .map(str::to_string);
+        let ours = name.contains(".leasejournal.");
+        temp_files.push(TempFile {
+            name,
+            bytes: meta.len(),
+            belongs_to,
+            ours,
+        });
+    }
+    temp_files.sort_by(|a, b| a.name.cmp(&b.name));
+
+    let files: Vec<(PathBuf, Kind)> = [
+        (DEFERRED, Kind::Journal),
+        (WORK_LEASES, Kind::Journal),
+        (STATE_TASKS, Kind::Snapshot),
+    ]
+    .into_iter()
+    .map(|(name, kind)| (dir.join(name), kind))
+    .filter(|(path, _)| fs::symlink_metadata(path).is_ok())
+    .collect();
+
+    let lock_path = dir.join(MASTER_LOCK);
+    let master_lock = match fs::symlink_metadata(&lock_path) {
+        Err(_) => MasterLock {
+            present: false,
+            held: Some(false),
+            holders: Vec::new(),
+        },
+        Ok(meta) => {
+            let holders = proc_locks.map(|text| lock_holders(text, meta.dev(), meta.ino()));
+            MasterLock {
+                present: true,
+                held: holders.as_ref().map(|h| !h.is_empty()),
+                holders: holders.unwrap_or_default(),
+            }
+        }
+    };
+    Ok(StateDir {
+        path: dir.to_path_buf(),
+        files,
+        temp_files,
+        master_lock,
+    })
+}
+
+/// Reads `/proc/locks`; `None` where the system has none.
+pub fn read_proc_locks() -> Option<String> {
+    fs::read_to_string("/proc/locks").ok()
+}
+
+/// The PIDs `/proc/locks` lists as holding (not waiting for) a lock on the
+/// file with this device and inode.
+pub fn lock_holders(proc_locks: &str, dev: u64, ino: u64) -> Vec<i64> {
+    let major = libc::major(dev) as u64;
+    let minor = libc::minor(dev) as u64;
+    let mut pids = Vec::new();
+    for line in proc_locks.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // "1: FLOCK ADVISORY WRITE 1234 08:02:131 0 EOF"; waiters carry "->".
+        if fields.get(1) == Some(&"->") || fields.len() < 6 {
+            continue;
+        }
+        let mut id = fields[5].split(':');
+        let (Some(maj), Some(min), Some(inode)) = (id.next(), id.next(), id.next()) else {
+            continue;
+        };
+        let matches = u64::from_str_radix(maj, 16) == Ok(major)
+            && u64::from_str_radix(min, 16) == Ok(minor)
+            && inode.parse::<u64>() == Ok(ino);
+        if matches {
+            if let Ok(pid) = fields[4].parse() {
+                pids.push(pid);
+            }
+        }
+    }
+    pids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_locks_lines_match_device_and_inode() {
+        let dev = libc::makedev(8, 2);
+        let text = "1: FLOCK  ADVISORY  WRITE 4242 08:02:131 0 EOF\n\
+                    1: -> FLOCK  ADVISORY  WRITE 4343 08:02:131 0 EOF\n\
+                    2: POSIX  ADVISORY  WRITE 77 08:03:131 0 EOF\n\
+                    3: OFDLCK ADVISORY  READ  -1 08:02:999 0 EOF\n";
+        assert_eq!(lock_holders(text, dev, 131), vec![4242]);
+        assert!(lock_holders(text, dev, 5).is_empty());
+        assert_eq!(
+            lock_holders(text, libc::makedev(0x103, 0x2a), 7),
+            Vec::<i64>::new()
+        );
+        let wide = "9: FLOCK ADVISORY WRITE 5 103:2a:7 0 EOF";
+        assert_eq!(lock_holders(wide, libc::makedev(0x103, 0x2a), 7), vec![5]);
+    }
+
+    #[test]
+    fn content_detection() {
+        assert_eq!(kind_from_content(b""), Some(Kind::Journal));
+        assert_eq!(
+            kind_from_content(b"{\"op\":\"done\",\"id\":1}\n"),
+            Some(Kind::Journal)
+        );
+        assert_eq!(
+            kind_from_content(b"{\"clock\":\"unix\",\"stats\":[]}"),
+            Some(Kind::Snapshot)
+        );
+        assert_eq!(
+            kind_from_content(b"{\"attempts\":1,\"op\":\"lea"),
+            Some(Kind::Journal)
+        );
+        assert_eq!(kind_from_content(b"\x7fELF\x02\x01\x01\0\0"), None);
+        assert_eq!(kind_from_content(b"[1,2]\n"), None);
+    }
+}

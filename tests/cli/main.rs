@@ -1,0 +1,7 @@
+//! The integration tests: one binary, one module per area.
+
+mod fidelity;
+mod inspect;
+mod jsontestsuite;
+mod man;
+mod support;

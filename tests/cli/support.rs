@@ -1,0 +1,71 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// The binary under test.
+pub fn lj() -> Command {
+    let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("leasejournal");
+    cmd.env_remove("NO_COLOR");
+    cmd
+}
+
+/// A path under fixtures/.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
+}
+
+/// Runs the command, checks exit 0 and an empty stderr, parses stdout.
+pub fn json_ok(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().expect("run leasejournal");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+/// The fidelity case directories whose name starts with one of `prefixes`.
+pub fn cases(prefixes: &[char]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixture("fidelity"))
+        .expect("fixtures/fidelity")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| prefixes.iter().any(|c| n.starts_with(*c)))
+        })
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Copies a directory's files into a fresh temporary directory.
+pub fn copy_dir(src: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for entry in std::fs::read_dir(src).expect("read fixture dir") {
+        let entry = entry.expect("entry");
+        if entry.path().is_file() {
+            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
+        }
+    }
+    for entry in std::fs::read_dir(dir.path()).expect("read copy") {
+        let path = entry.expect("entry").path();
+        let mut perms = std::fs::metadata(&path).expect("meta").permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&path, perms).expect("chmod");
+    }
+    dir
+}
