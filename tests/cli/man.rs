@@ -68,3 +68,21 @@ fn help_and_version() {
         .code(2)
         .stderr(predicates::str::contains("Usage"));
 }
+
+#[test]
+fn readme_example_is_real_output() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .unwrap();
+    let out = lj()
+        .args(["inspect", "--now", "1754550100", "--color", "never"])
+        .arg("fixtures/samples")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        readme.contains(&format!("```text\n{text}```")),
+        "README's example differs from `leasejournal inspect fixtures/samples --now 1754550100`:\n{text}"
+    );
+}
