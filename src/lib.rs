@@ -22,3 +22,4 @@ pub mod json;
 pub mod render;
 pub mod snapshot;
 pub mod statedir;
+pub mod verify;

@@ -23,6 +23,16 @@ pub enum KindArg {
     Snapshot,
 }
 
+impl KindArg {
+    /// The domain kind.
+    pub fn kind(self) -> Kind {
+        match self {
+            KindArg::Journal => Kind::Journal,
+            KindArg::Snapshot => Kind::Snapshot,
+        }
+    }
+}
+
 /// Show what a journal, snapshot or state directory says.
 ///
 /// PATH is a lease journal, a .state_tasks.json snapshot, or a state
@@ -75,10 +85,7 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         id_prefix: args.id.clone(),
         history: args.history.clone(),
     };
-    let kind = args.kind.map(|k| match k {
-        KindArg::Journal => Kind::Journal,
-        KindArg::Snapshot => Kind::Snapshot,
-    });
+    let kind = args.kind.map(KindArg::kind);
     match load::target(&args.path, kind)? {
         Target::File {
             path,

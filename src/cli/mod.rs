@@ -3,10 +3,12 @@
 
 mod completions;
 mod exit;
+mod explain;
 mod inspect;
 mod load;
 pub mod man;
 mod output;
+mod verify;
 
 pub use exit::{EXIT_STATUS, Exit};
 
@@ -36,6 +38,10 @@ pub struct Cli {
 pub enum Command {
     /// Show what a journal, snapshot or state directory says.
     Inspect(inspect::InspectArgs),
+    /// Check journals, snapshots and state directories before resuming.
+    Verify(verify::VerifyArgs),
+    /// Explain a finding code, or list the catalog.
+    Explain(explain::ExplainArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
 }
@@ -75,6 +81,8 @@ pub fn main() -> ExitCode {
 pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
     match &cli.command {
         Command::Inspect(args) => inspect::run(args, out),
+        Command::Verify(args) => verify::run(args, out),
+        Command::Explain(args) => explain::run(args, out),
         Command::Completions(args) => completions::run(args, out),
     }
 }

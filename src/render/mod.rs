@@ -3,8 +3,10 @@
 //! module.
 
 mod inspect;
+mod verify;
 
 pub use inspect::{directory, journal, snapshot};
+pub use verify::{catalog, explain, verify};
 
 use std::io::{self, Write};
 

@@ -1,0 +1,218 @@
+//! `leasejournal verify`: the pre-resume go/no-go. Read-only.
+
+use std::collections::BTreeSet;
+use std::io::{Cursor, Read, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::exit::Exit;
+use super::inspect::KindArg;
+use super::load::{self, Target};
+use super::output::{Format, OutputArgs, parse_now, system_now};
+use crate::inspect::SCHEMA_VERSION;
+use crate::render;
+use crate::statedir::{self, InputError, Kind};
+use crate::verify::{
+    self, CHECKED, CheckError, Findings, NOT_CHECKABLE, Settings, SettingsReport, TargetReport, Verdict,
+    VerifyReport,
+};
+
+/// Check journals, snapshots and state directories before resuming.
+///
+/// Run it in the job script right before SYMCC_RESUME=1. Every problem is a
+/// finding with a stable code, a severity, the file, the line and byte
+/// offset, the id and a message; `leasejournal explain CODE` says what a
+/// code means, what upstream does with it and which command fixes it.
+///
+/// Exit status: 0 when there are no errors (warnings allowed unless
+/// --strict), 1 when errors were found, 2 when a path could not be checked.
+/// With several paths each is reported separately and the exit status is
+/// the worst.
+#[derive(Clone, Debug, Args)]
+pub struct VerifyArgs {
+    /// Journals, snapshots and state directories.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+
+    /// Read file PATHs as this kind instead of detecting it.
+    #[arg(long = "kind", value_enum, value_name = "KIND")]
+    pub kind: Option<KindArg>,
+
+    /// Judge lease ages and future times against this Unix time instead of
+    /// the system clock.
+    #[arg(long = "now", value_name = "UNIX_SECONDS", value_parser = parse_now)]
+    pub now: Option<f64>,
+
+    /// Report active unix leases at least this old as expired; 0 (the
+    /// default) is what the master's resume uses: every lease expires.
+    #[arg(long = "ttl", value_name = "SECONDS", default_value = "0", value_parser = parse_seconds)]
+    pub ttl: f64,
+
+    /// Clock tolerance for future leases and clock regressions.
+    #[arg(long = "skew", value_name = "SECONDS", default_value = "300", value_parser = parse_seconds)]
+    pub skew: f64,
+
+    /// Fail on warnings too.
+    #[arg(long = "strict")]
+    pub strict: bool,
+
+    /// Leave out findings with this code (repeatable).
+    #[arg(long = "ignore", value_name = "CODE", value_parser = parse_code)]
+    pub ignore: Vec<String>,
+
+    /// Show at most N examples per code (0: all); counts stay exact.
+    #[arg(long = "max-examples", value_name = "N", default_value_t = 10)]
+    pub max_examples: usize,
+
+    /// Print nothing on stdout; only the exit status tells.
+    #[arg(long = "quiet", short = 'q')]
+    pub quiet: bool,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{text:?} is not a finite, non-negative number of seconds")),
+    }
+}
+
+fn parse_code(text: &str) -> Result<String, String> {
+    verify::lookup(text)
+        .map(|c| c.code.to_string())
+        .ok_or_else(|| format!("{text:?} is not a finding code (see leasejournal explain --list)"))
+}
+
+fn verify_file(
+    path: &Path,
+    kind: Kind,
+    prefix: Vec<u8>,
+    mut file: std::fs::File,
+    settings: &Settings,
+) -> Result<Findings, InputError> {
+    let shown = path.display().to_string();
+    match kind {
+        Kind::Journal => {
+            let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
+            let src = Cursor::new(prefix).chain(file);
+            verify::journal(src, &shown, deferred, settings)
+                .map(|v| v.findings)
+                .map_err(|e| InputError::new(path, format!("read error: {e}")))
+        }
+        Kind::Snapshot => {
+            let mut bytes = prefix;
+            file.read_to_end(&mut bytes)
+                .map_err(|e| InputError::new(path, format!("read error: {e}")))?;
+            Ok(verify::snapshot(&bytes, &shown, settings))
+        }
+    }
+}
+
+fn verify_target(
+    path: &Path,
+    kind: Option<Kind>,
+    settings: &Settings,
+) -> Result<(&'static str, Findings), InputError> {
+    match load::target(path, kind)? {
+        Target::File {
+            path,
+            kind,
+            prefix,
+            file,
+        } => {
+            let name = match kind {
+                Kind::Journal => "journal",
+                Kind::Snapshot => "snapshot",
+            };
+            Ok((name, verify_file(&path, kind, prefix, file, settings)?))
+        }
+        Target::Directory(dir) => {
+            let has_work = dir.files.iter().any(|(p, _)| p.ends_with(statedir::WORK_LEASES));
+            let mut findings = verify::directory(
+                &path.display().to_string(),
+                has_work,
+                &dir.temp_files,
+                &dir.master_lock,
+                settings,
+            );
+            for (file_path, kind) in &dir.files {
+                let (file, _) = statedir::open_regular(file_path)?;
+                findings.extend(verify_file(file_path, *kind, Vec::new(), file, settings)?);
+            }
+            Ok(("directory", findings))
+        }
+    }
+}
+
+/// Runs `verify`.
+pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let settings = Settings {
+        now: args.now.unwrap_or_else(system_now),
+        ttl: args.ttl,
+        skew: args.skew,
+        max_examples: args.max_examples,
+        ignore: args.ignore.iter().cloned().collect::<BTreeSet<_>>(),
+    };
+    let kind = args.kind.map(KindArg::kind);
+    let mut all = Findings::default();
+    let mut targets = Vec::new();
+    let mut errors = Vec::new();
+    for path in &args.paths {
+        match verify_target(path, kind, &settings) {
+            Ok((kind, findings)) => {
+                targets.push(TargetReport {
+                    path: path.display().to_string(),
+                    kind,
+                    verdict: Verdict::of(&findings),
+                    counts: findings.counts.clone(),
+                });
+                all.extend(findings);
+            }
+            Err(err) => {
+                eprintln!("leasejournal: {err}");
+                errors.push(CheckError {
+                    path: path.display().to_string(),
+                    message: err.problem,
+                });
+            }
+        }
+    }
+    let verdict = Verdict::of(&all);
+    let exit = if !errors.is_empty() {
+        Exit::Trouble
+    } else if verdict == Verdict::Errors || (args.strict && verdict == Verdict::Warnings) {
+        Exit::Problems
+    } else {
+        Exit::Success
+    };
+    if args.quiet {
+        return Ok(exit);
+    }
+    let report = VerifyReport {
+        schema_version: SCHEMA_VERSION,
+        verdict,
+        findings: all.examples,
+        counts: all.counts,
+        severities: all.by_severity,
+        checked: CHECKED,
+        not_checkable: NOT_CHECKABLE,
+        targets,
+        errors,
+        settings: SettingsReport {
+            now: settings.now,
+            ttl: settings.ttl,
+            skew: settings.skew,
+            strict: args.strict,
+            max_examples: settings.max_examples,
+            ignored_codes: args.ignore.clone(),
+        },
+    };
+    match args.output.format {
+        Format::Json => render::json(out, &report)?,
+        Format::Table => render::verify(out, &report, args.strict, &args.output.styles())?,
+    }
+    Ok(exit)
+}

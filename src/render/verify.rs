@@ -1,0 +1,125 @@
+//! Human output of `verify` and `explain`.
+
+use std::io::{self, Write};
+
+use super::{Styles, count, table};
+use crate::verify::{CodeInfo, Finding, Severity, Verdict, VerifyReport, lookup};
+
+fn severity(s: &Styles, sev: Severity) -> String {
+    let name = format!("{:<7}", sev.as_str());
+    match sev {
+        Severity::Error => s.error(&name),
+        Severity::Warning => s.warn(&name),
+        Severity::Info => s.dim(&name),
+    }
+}
+
+fn place(f: &Finding) -> String {
+    let mut parts = Vec::new();
+    if let Some(line) = f.line {
+        parts.push(format!("line {line}"));
+    }
+    if let Some(offset) = f.offset {
+        parts.push(format!("offset {offset}"));
+    }
+    if let Some(id) = &f.id {
+        parts.push(format!("id {}", &id[..id.len().min(12)]));
+    }
+    parts.join(", ")
+}
+
+/// Writes the verify report: findings grouped by file and code, counts,
+/// the first examples, and one verdict line.
+pub fn verify(out: &mut dyn Write, r: &VerifyReport, strict: bool, s: &Styles) -> io::Result<()> {
+    let mut files: Vec<&str> = Vec::new();
+    for f in &r.findings {
+        if !files.contains(&f.file.as_str()) {
+            files.push(&f.file);
+        }
+    }
+    for t in &r.targets {
+        if t.counts.is_empty() {
+            writeln!(out, "{} {}  {}", s.bold("verify"), t.path, s.ok("no findings"))?;
+        }
+    }
+    for file in files {
+        writeln!(out, "{}", s.bold(file))?;
+        let mut codes: Vec<&'static str> = Vec::new();
+        for f in r.findings.iter().filter(|f| f.file == file) {
+            if !codes.contains(&f.code) {
+                codes.push(f.code);
+            }
+        }
+        codes.sort_by_key(|c| std::cmp::Reverse(lookup(c).map(|i| i.severity)));
+        for code in codes {
+            let examples: Vec<&Finding> =
+                r.findings.iter().filter(|f| f.file == file && f.code == code).collect();
+            let sev = examples.iter().map(|f| f.severity).max().unwrap_or(Severity::Info);
+            let total = r.counts.get(code).copied().unwrap_or(0);
+            writeln!(out, "  {} {}  ×{}", severity(s, sev), s.bold(code), count(total))?;
+            for f in &examples {
+                let at = place(f);
+                if at.is_empty() {
+                    writeln!(out, "      {}", f.message)?;
+                } else {
+                    writeln!(out, "      {}: {}", s.dim(&at), f.message)?;
+                }
+            }
+            let shown = examples.len() as u64;
+            if total > shown && r.targets.len() == 1 {
+                writeln!(out, "      {}", s.dim(&format!("… and {} more", count(total - shown))))?;
+            }
+        }
+    }
+    for e in &r.errors {
+        writeln!(out, "{} {}: {}", s.error("could not check"), e.path, e.message)?;
+    }
+    writeln!(
+        out,
+        "checked {}; {} cannot be checked from files",
+        r.checked.join(" "),
+        r.not_checkable.join(" and ")
+    )?;
+    let n = |sev: Severity| count(r.severities.get(&sev).copied().unwrap_or(0));
+    let totals = format!(
+        "{} errors, {} warnings, {} info",
+        n(Severity::Error),
+        n(Severity::Warning),
+        n(Severity::Info)
+    );
+    let line = if !r.errors.is_empty() {
+        s.error("verdict: could not check every path")
+    } else {
+        match r.verdict {
+            Verdict::Ok => s.ok(&format!("verdict: ok, safe to resume ({totals})")),
+            Verdict::Warnings if strict => {
+                s.error(&format!("verdict: warnings, refused by --strict ({totals})"))
+            }
+            Verdict::Warnings => s.warn(&format!(
+                "verdict: warnings, safe to resume after review ({totals})"
+            )),
+            Verdict::Errors => s.error(&format!(
+                "verdict: errors, resuming loses recovery state ({totals})"
+            )),
+        }
+    };
+    writeln!(out, "{line}")
+}
+
+/// Writes the catalog as a table.
+pub fn catalog(out: &mut dyn Write, catalog: &[CodeInfo], s: &Styles) -> io::Result<()> {
+    let mut t = table(&["code", "severity", "scope", "meaning"], s);
+    for c in catalog {
+        t.add_row(vec![c.code, c.severity.as_str(), c.scope, c.meaning]);
+    }
+    writeln!(out, "{t}")
+}
+
+/// Writes one catalog entry.
+pub fn explain(out: &mut dyn Write, c: &CodeInfo, s: &Styles) -> io::Result<()> {
+    writeln!(out, "{} ({}, {})", s.bold(c.code), c.severity.as_str(), c.scope)?;
+    writeln!(out, "  meaning   {}", c.meaning)?;
+    writeln!(out, "  matters   {}", c.why)?;
+    writeln!(out, "  upstream  {}", c.upstream)?;
+    writeln!(out, "  fix       {}", c.fix)
+}

@@ -1,0 +1,991 @@
+//! `verify` as data: the finding catalog and the checks. Pure: files come
+//! in as readers or bytes, findings go out as values; the caller passes
+//! `now`, the TTL and the skew.
+//!
+//! Codes are part of the public interface: never renamed or reused. Each
+//! line upstream's loader ignores yields exactly one finding saying why
+//! (see [`ignore_code`]); protocol checks (F314 L1, L2, L4, L5, L6) run on
+//! the replay; snapshot checks on upstream's restore.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Read};
+
+use serde::Serialize;
+
+use crate::journal::{
+    self, Clock, ClockMarker, CorruptReason, Effect, IgnoreReason, LeaseRejection, LineEvent,
+    LineKind, Observer, Op, Replay, Summary,
+};
+use crate::snapshot;
+use crate::statedir::{MasterLock, TempFile};
+
+/// How much a finding matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; never fails a check.
+    Info,
+    /// Worth a look; fails only with `--strict`.
+    Warning,
+    /// Resuming loses or corrupts recovery state.
+    Error,
+}
+
+impl Severity {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One entry of the catalog.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CodeInfo {
+    /// The stable code.
+    pub code: &'static str,
+    /// Its severity (`invalid-utf8` is raised to error when the deleted
+    /// bytes sit inside a string).
+    pub severity: Severity,
+    /// Where it applies: `journal`, `protocol`, `snapshot` or `directory`.
+    pub scope: &'static str,
+    /// What it means.
+    pub meaning: &'static str,
+    /// Why it matters.
+    pub why: &'static str,
+    /// What upstream does with it.
+    pub upstream: &'static str,
+    /// The command that fixes it, or what to do.
+    pub fix: &'static str,
+}
+
+macro_rules! catalog {
+    ($( $code:literal, $sev:ident, $scope:literal, $meaning:literal, $why:literal, $upstream:literal, $fix:literal; )*) => {
+        /// Every finding code, in the order the documentation lists them.
+        pub const CATALOG: &[CodeInfo] = &[
+            $( CodeInfo { code: $code, severity: Severity::$sev, scope: $scope, meaning: $meaning, why: $why, upstream: $upstream, fix: $fix }, )*
+        ];
+    };
+}
+
+catalog! {
+    "torn-tail", Warning, "journal",
+        "The last line has no terminator and does not parse: a crash mid-append.",
+        "Upstream's next append is concatenated onto the fragment, and on the following replay both are lost as one corrupt line.",
+        "Ignores the line silently.",
+        "leasejournal recover --apply (seals the tail before anything is appended)";
+    "zero-filled-tail", Warning, "journal",
+        "The file ends in NUL bytes, as some filesystems leave it after a power loss.",
+        "The NULs form a corrupt last line; upstream's next append glues onto it.",
+        "Ignores the NUL line silently.",
+        "leasejournal recover --apply (cuts the zero fill, keeping it in the backup)";
+    "glued-record", Error, "journal",
+        "A torn fragment with a complete record glued after it on one line.",
+        "The glued record is lost: its lease, done or reclaim never happened as far as upstream knows.",
+        "Ignores the whole line silently.",
+        "leasejournal recover --salvage --apply (splits the line so the record counts again)";
+    "corrupt-line", Error, "journal",
+        "A line that is not valid JSON (or nests too deep, or holds an integer beyond 4300 digits) and is not the last line.",
+        "Whatever the line recorded is lost; a corrupt line in the middle means the file was damaged or edited.",
+        "Ignores the line silently.",
+        "Inspect it with leasejournal inspect --history; leasejournal compact --apply drops it (kept in the backup)";
+    "invalid-utf8", Warning, "journal",
+        "Bytes that are not valid UTF-8 (an error when they sit inside a string, where deleting them changes a value).",
+        "Deleting bytes inside a payload changes the payload, so its id no longer matches and the lease is ignored.",
+        "Deletes the bytes before parsing (errors=\"ignore\").",
+        "leasejournal compact --apply rewrites the surviving records cleanly";
+    "bom", Error, "journal",
+        "The first line starts with a UTF-8 byte order mark.",
+        "The first record is invisible to upstream.",
+        "Ignores the first line: Python's json rejects the BOM.",
+        "leasejournal compact --apply (rewrites without the BOM)";
+    "duplicate-member", Error, "journal",
+        "A JSON object with a repeated member name, at any depth.",
+        "The record is lost.",
+        "Ignores the record (its loader rejects duplicates).",
+        "Fix the line by hand or drop it with leasejournal compact --apply";
+    "non-finite-number", Error, "journal",
+        "NaN, Infinity or -Infinity, or a payload number that overflows to infinity.",
+        "The record is lost.",
+        "Ignores the record.",
+        "Fix the line by hand or drop it with leasejournal compact --apply";
+    "not-an-object", Warning, "journal",
+        "A line that is valid JSON but not an object.",
+        "Nothing upstream writes looks like this: the file was edited or mixed with another.",
+        "Ignores the line.",
+        "leasejournal compact --apply drops it";
+    "blank-line", Info, "journal",
+        "A line with only whitespace.",
+        "Harmless; upstream never writes one.",
+        "Ignores the line.",
+        "Nothing to do (compact removes it)";
+    "bad-id", Error, "journal",
+        "A record whose id is missing or not 64 lowercase hex characters.",
+        "The record is lost.",
+        "Ignores the record without counting it.",
+        "Fix the line by hand or drop it with leasejournal compact --apply";
+    "payload-id-mismatch", Error, "journal",
+        "A lease whose payload does not hash to its id: a spliced or edited record.",
+        "The lease is lost; the work it describes is not recovered.",
+        "Ignores the lease.",
+        "Find the real payload with leasejournal inspect --history ID";
+    "rejected-field", Error, "journal",
+        "A lease whose payload, worker, time, attempts or clock upstream refuses (not an object, negative, boolean, non-finite, unknown clock).",
+        "The lease is lost; the work it describes is not recovered.",
+        "Ignores the lease.",
+        "Fix the field by hand";
+    "lenient-field", Warning, "journal",
+        "A lease value upstream converts: \"worker\":\"3\", 2.9, attempts 0 or missing, time as a string, null or integer.",
+        "Upstream accepts it, but it was not written by upstream, and the converted value may not be what was meant.",
+        "Converts the value (int(worker or 0), float(time or 0.0), int(attempts or 1)).",
+        "leasejournal compact --apply writes the converted values canonically";
+    "unknown-op", Warning, "journal",
+        "A record whose op is not lease, done or reclaim.",
+        "It has no effect; it was written by another tool or by hand.",
+        "Counts it as an event and ignores it.",
+        "leasejournal compact --apply drops it";
+    "unknown-field", Info, "journal",
+        "A record with members upstream does not read.",
+        "Compaction drops them, upstream's and ours alike.",
+        "Ignores the members.",
+        "Nothing to do";
+    "non-canonical-encoding", Info, "journal",
+        "A record not byte-identical to upstream's own encoding (key order, separators, escaping, number form).",
+        "It was written by hand or by another tool.",
+        "Reads it like any other record.",
+        "leasejournal compact --apply rewrites records canonically";
+    "double-lease", Error, "protocol",
+        "L1: a lease for an id that is already active.",
+        "Ownership moved without a reclaim: two workers may run the same work, and the first owner's result is fenced off.",
+        "Replay lets the last lease win.",
+        "Inspect with leasejournal inspect --history ID; resume reclaims the survivor";
+    "lease-after-done", Warning, "protocol",
+        "A completed id leased again.",
+        "The work is solved twice.",
+        "Replay re-activates the id.",
+        "Nothing to undo; check what re-dispatched it";
+    "orphan-done", Warning, "protocol",
+        "L2: a done for an id that is not active (never leased, reclaimed, or done before its lease).",
+        "A completion that upstream will not count: the work may be recovered and solved again.",
+        "Ignores it.",
+        "Inspect with leasejournal inspect --history ID";
+    "orphan-reclaim", Info, "protocol",
+        "A reclaim for an id that is not active.",
+        "Harmless: reclaims are idempotent.",
+        "Ignores it.",
+        "Nothing to do";
+    "legacy-clock-lease", Warning, "protocol",
+        "L4/L5: an active lease without the unix clock marker; its time is a monotonic reading from an earlier boot.",
+        "Its time is meaningless now; the next recovery reclaims it whatever its time.",
+        "recover_expired reclaims every non-unix lease unconditionally.",
+        "leasejournal migrate --apply";
+    "future-lease", Error, "protocol",
+        "L4: an active unix-clock lease dated after now plus the skew.",
+        "A wall-clock rollback or a bad time: with a TTL it would never expire.",
+        "Reclaims it only when the TTL is 0 (as resume does).",
+        "leasejournal recover --apply; check the host clock";
+    "clock-regression", Warning, "protocol",
+        "Unix timestamps going backwards by more than the skew between consecutive records.",
+        "The wall clock was set back while the master ran: lease ages are unreliable.",
+        "Does not look at record order.",
+        "Check the host clock (NTP)";
+    "expired-lease", Info, "protocol",
+        "An active unix lease at least the TTL old.",
+        "Resume reclaims it and re-dispatches the work.",
+        "recover_expired reclaims it.",
+        "Nothing to do; leasejournal recover --apply does it ahead of time";
+    "deferred-done", Warning, "protocol",
+        "A done in .dispatch_protocol_deferred.jsonl, which upstream never writes there.",
+        "The file was edited or mixed up with the work journal.",
+        "Applies it like any done.",
+        "Inspect the file; compare with .work_leases.jsonl";
+    "snapshot-corrupt", Error, "snapshot",
+        "The snapshot does not parse, or is not a JSON object.",
+        "Every statistic (rewards, completions, failures, costs) is lost on resume.",
+        "Silently starts with an empty coordinator.",
+        "Restore it from a backup (leasejournal diff compares them)";
+    "snapshot-legacy-clock", Warning, "snapshot",
+        "L4: no \"clock\":\"unix\": last_lease and last_complete are monotonic readings.",
+        "Those times are meaningless after a reboot.",
+        "Restore zeroes them.",
+        "leasejournal migrate --apply";
+    "snapshot-inherited-lease", Info, "snapshot",
+        "L6: a state lease of the previous coordinator epoch.",
+        "Its MPI rank no longer owns anything.",
+        "Restore makes it stale; the first recovery adds a failure to its task.",
+        "Nothing to do";
+    "snapshot-dropped-entry", Error, "snapshot",
+        "An entry restore drops: not an object, a bad task_id, or a value it cannot convert.",
+        "That task's statistics or lease are lost.",
+        "Skips the entry.",
+        "Fix the entry by hand";
+    "snapshot-truncated", Warning, "snapshot",
+        "More than 65536 stats or leases.",
+        "The oldest entries are lost.",
+        "Restore keeps only the last 65536 of each.",
+        "Nothing to do";
+    "snapshot-non-finite", Warning, "snapshot",
+        "NaN or Infinity values.",
+        "Statistics that cannot be averaged or compared.",
+        "Restores infinities as they are and NaN as 0.0.",
+        "Fix the values by hand";
+    "snapshot-duplicate-member", Warning, "snapshot",
+        "A JSON object with a repeated member name.",
+        "One of the values is silently discarded.",
+        "The last value wins.",
+        "Fix the file by hand";
+    "snapshot-lease-without-stats", Warning, "snapshot",
+        "A state lease whose task has no stats entry.",
+        "Its recovery failure is counted nowhere.",
+        "Restores the lease; recovery skips the missing stats.",
+        "Nothing to do";
+    "stale-temp-file", Warning, "directory",
+        "A *.tmp file left by a crashed compaction or snapshot save.",
+        "It wastes space and may hide a failed rewrite.",
+        "Never cleans these up.",
+        "Remove it once nothing is running (leasejournal removes its own under the lock)";
+    "live-master", Warning, "directory",
+        ".master-queue.lock is held: a master is running.",
+        "The files are changing while they are read; resuming a second master fails.",
+        "A second master refuses to start.",
+        "Stop the master, or check again later";
+    "missing-journal", Info, "directory",
+        "A state directory without .work_leases.jsonl.",
+        "Nothing to recover, or the journal is disabled (SYMCC_WORK_LEASES=0).",
+        "Starts with an empty journal.",
+        "Nothing to do";
+}
+
+/// The catalog entry of a code.
+pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
+    CATALOG.iter().find(|c| c.code == code)
+}
+
+/// The code of the finding that explains why upstream ignored a line.
+pub fn ignore_code(reason: IgnoreReason) -> &'static str {
+    match reason {
+        IgnoreReason::Blank => "blank-line",
+        IgnoreReason::TornTail => "torn-tail",
+        IgnoreReason::GluedRecord => "glued-record",
+        IgnoreReason::Bom => "bom",
+        IgnoreReason::DuplicateMember => "duplicate-member",
+        IgnoreReason::NonFiniteNumber | IgnoreReason::PayloadNotFinite => "non-finite-number",
+        IgnoreReason::TooDeep | IgnoreReason::IntegerTooLong | IgnoreReason::Corrupt => {
+            "corrupt-line"
+        }
+        IgnoreReason::NotAnObject => "not-an-object",
+        IgnoreReason::BadId => "bad-id",
+        IgnoreReason::PayloadNotObject | IgnoreReason::RejectedField => "rejected-field",
+        IgnoreReason::PayloadIdMismatch => "payload-id-mismatch",
+        IgnoreReason::OrphanDone => "orphan-done",
+        IgnoreReason::OrphanReclaim => "orphan-reclaim",
+        IgnoreReason::UnknownOp => "unknown-op",
+    }
+}
+
+/// Invariants of F314 the checks cover.
+pub const CHECKED: &[&str] = &["L1", "L2", "L4", "L5", "L6"];
+/// Invariants no file shows: L3 (runtime counters of refused leases) and
+/// L7 (the master's authoritative result identity).
+pub const NOT_CHECKABLE: &[&str] = &["L3", "L7"];
+
+/// One problem, located.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    /// The stable code.
+    pub code: &'static str,
+    /// Its severity.
+    pub severity: Severity,
+    /// The file (or directory) it is in.
+    pub file: String,
+    /// 1-based line, where there is one.
+    pub line: Option<u64>,
+    /// Byte offset, where there is one.
+    pub offset: Option<u64>,
+    /// Work or task id, where there is one.
+    pub id: Option<String>,
+    /// One line saying what is wrong.
+    pub message: String,
+}
+
+/// Settings of a verification.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The present, in Unix seconds.
+    pub now: f64,
+    /// Leases at least this old are expired (0: all, as resume does).
+    pub ttl: f64,
+    /// Clock tolerance for future leases and regressions.
+    pub skew: f64,
+    /// Examples kept per code (0: all). Counts stay exact.
+    pub max_examples: usize,
+    /// Codes to leave out entirely.
+    pub ignore: BTreeSet<String>,
+}
+
+/// Findings of one run: exact counts, bounded examples.
+#[derive(Clone, Debug, Default)]
+pub struct Findings {
+    /// Kept findings, in discovery order.
+    pub examples: Vec<Finding>,
+    /// Findings per code (exact).
+    pub counts: BTreeMap<&'static str, u64>,
+    /// Findings per severity (exact).
+    pub by_severity: BTreeMap<Severity, u64>,
+}
+
+/// A place in a file.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct At<'a> {
+    /// 1-based line.
+    pub line: Option<u64>,
+    /// Byte offset.
+    pub offset: Option<u64>,
+    /// Id.
+    pub id: Option<&'a str>,
+}
+
+impl Findings {
+    /// Records a finding; the message is built only if it is kept.
+    pub fn push(
+        &mut self,
+        settings: &Settings,
+        code: &'static str,
+        severity: Severity,
+        file: &str,
+        at: At<'_>,
+        message: impl FnOnce() -> String,
+    ) {
+        if settings.ignore.contains(code) {
+            return;
+        }
+        let count = self.counts.entry(code).or_default();
+        *count += 1;
+        *self.by_severity.entry(severity).or_default() += 1;
+        if settings.max_examples == 0 || *count <= settings.max_examples as u64 {
+            self.examples.push(Finding {
+                code,
+                severity,
+                file: file.to_string(),
+                line: at.line,
+                offset: at.offset,
+                id: at.id.map(str::to_string),
+                message: message(),
+            });
+        }
+    }
+
+    /// Records a finding at the catalog's severity.
+    pub fn add(
+        &mut self,
+        settings: &Settings,
+        code: &'static str,
+        file: &str,
+        at: At<'_>,
+        message: impl FnOnce() -> String,
+    ) {
+        let severity = lookup(code).map_or(Severity::Error, |c| c.severity);
+        self.push(settings, code, severity, file, at, message);
+    }
+
+    /// The worst severity found.
+    pub fn worst(&self) -> Option<Severity> {
+        self.by_severity.keys().next_back().copied()
+    }
+
+    /// Adds another set of findings.
+    pub fn extend(&mut self, other: Findings) {
+        self.examples.extend(other.examples);
+        for (code, n) in other.counts {
+            *self.counts.entry(code).or_default() += n;
+        }
+        for (sev, n) in other.by_severity {
+            *self.by_severity.entry(sev).or_default() += n;
+        }
+    }
+}
+
+/// Whether any invalid byte of `raw` sits inside a JSON string (where its
+/// deletion changes a value).
+fn invalid_bytes_inside_string(raw: &[u8]) -> bool {
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut invalid_at = Vec::new();
+    let mut pos = 0;
+    for chunk in raw.utf8_chunks() {
+        pos += chunk.valid().len();
+        invalid_at.push(pos..pos + chunk.invalid().len());
+        pos += chunk.invalid().len();
+    }
+    let mut ranges = invalid_at.into_iter().filter(|r| !r.is_empty()).peekable();
+    for (i, &b) in raw.iter().enumerate() {
+        while ranges.peek().is_some_and(|r| r.end <= i) {
+            ranges.next();
+        }
+        if ranges.peek().is_some_and(|r| r.contains(&i)) {
+            if in_string {
+                return true;
+            }
+            continue;
+        }
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        }
+    }
+    false
+}
+
+struct JournalChecks<'s> {
+    settings: &'s Settings,
+    file: String,
+    deferred: bool,
+    findings: Findings,
+    last_unix_time: Option<f64>,
+}
+
+impl Observer for JournalChecks<'_> {
+    fn line(&mut self, event: &LineEvent<'_>) {
+        let s = self.settings;
+        let file = self.file.as_str();
+        let f = &mut self.findings;
+        let line = Some(event.number);
+        let offset = Some(event.offset);
+        let record = match &event.classified.kind {
+            LineKind::Record(r) => Some(r),
+            _ => None,
+        };
+        let id_hex = match &event.classified.kind {
+            LineKind::Record(r) => Some(r.id.to_hex()),
+            LineKind::Corrupt { glued: Some((_, r)), .. } => Some(r.id.to_hex()),
+            _ => None,
+        };
+        let at = At {
+            line,
+            offset,
+            id: id_hex.as_deref(),
+        };
+
+        if event.classified.invalid_utf8 > 0 {
+            let n = event.classified.invalid_utf8;
+            if invalid_bytes_inside_string(event.content) {
+                f.push(s, "invalid-utf8", Severity::Error, file, at, || {
+                    format!("{n} invalid UTF-8 bytes inside a string: deleting them changes the value")
+                });
+            } else {
+                f.add(s, "invalid-utf8", file, at, || {
+                    format!("{n} invalid UTF-8 bytes between tokens, deleted before parsing")
+                });
+            }
+        }
+
+        let reason = match (event.effect, record) {
+            (Some(effect), Some(record)) => IgnoreReason::of_effect(effect, record),
+            _ => IgnoreReason::of_line(event.classified, event.terminator),
+        };
+        // A last line of nothing but NULs is zero fill, reported once by
+        // the end-of-file check rather than as a torn append.
+        let zero_fill = reason == Some(IgnoreReason::TornTail)
+            && !event.content.is_empty()
+            && event.content.iter().all(|&b| b == 0);
+        if let Some(reason) = reason.filter(|_| !zero_fill) {
+            let code = ignore_code(reason);
+            let message = ignored_message(event, reason);
+            f.add(s, code, file, at, || message);
+        }
+
+        let Some(record) = record else { return };
+        if let Op::Lease(Ok(lease)) = &record.op {
+            if !lease.lenient.is_empty() {
+                f.add(s, "lenient-field", file, at, || {
+                    lease
+                        .lenient
+                        .iter()
+                        .map(|l| format!("{}: {}", l.field.as_str(), l.note))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                });
+            }
+        }
+        if !record.unknown_fields.is_empty() {
+            f.add(s, "unknown-field", file, at, || {
+                format!("members upstream does not read: {}", record.unknown_fields.join(", "))
+            });
+        }
+        if !record.canonical {
+            f.add(s, "non-canonical-encoding", file, at, || {
+                "not byte-identical to upstream's encoding of the same record".into()
+            });
+        }
+        match event.effect {
+            Some(Effect::TookOver { previous_worker }) => {
+                let new = match &record.op {
+                    Op::Lease(Ok(l)) => l.worker.to_string(),
+                    _ => "?".into(),
+                };
+                f.add(s, "double-lease", file, at, || {
+                    format!("leased to worker {new} while active for worker {previous_worker}: the last lease wins without a reclaim")
+                });
+            }
+            Some(Effect::Reactivated) => f.add(s, "lease-after-done", file, at, || {
+                "leased again after it was completed".into()
+            }),
+            _ => {}
+        }
+        if self.deferred && record.op == Op::Done {
+            f.add(s, "deferred-done", file, at, || {
+                "a done record in the deferred-dispatch journal".into()
+            });
+        }
+        if record.marker == ClockMarker::Unix {
+            if let Some(t) = record.time {
+                if let Some(prev) = self.last_unix_time {
+                    if t < prev - s.skew {
+                        f.add(s, "clock-regression", file, at, || {
+                            format!(
+                                "time {} is {:.0} s before the previous record's {}",
+                                crate::json::float_repr(t),
+                                prev - t,
+                                crate::json::float_repr(prev)
+                            )
+                        });
+                    }
+                }
+                self.last_unix_time = Some(t);
+            }
+        }
+    }
+}
+
+fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
+    match (&event.classified.kind, event.effect) {
+        (LineKind::Corrupt { glued: Some((at, record)), .. }, _) => format!(
+            "a {} record for {} glued at byte {at} onto a torn fragment: upstream ignores both",
+            op_name(&record.op),
+            record.id
+        ),
+        (LineKind::Corrupt { .. }, _) if reason == IgnoreReason::TornTail => format!(
+            "{} bytes without a terminator that do not parse: a crash mid-append",
+            event.content.len()
+        ),
+        (LineKind::Corrupt { reason, .. }, _) => match reason {
+            CorruptReason::Syntax(m) => format!("not JSON: {m}"),
+            other => other.to_string(),
+        },
+        (LineKind::Blank, _) => "blank line".into(),
+        (LineKind::NotAnObject, _) => "valid JSON but not an object".into(),
+        (LineKind::BadId, _) => "id missing or not 64 lowercase hex characters".into(),
+        (LineKind::Record(record), Some(effect)) => match (effect, &record.op) {
+            (_, Op::Lease(Err(rejection))) => match rejection {
+                LeaseRejection::PayloadMismatch { computed } => {
+                    format!("the payload hashes to {computed}: upstream ignores the lease")
+                }
+                other => format!("{other}: upstream ignores the lease"),
+            },
+            (Effect::DoneIgnored { already_completed: true }, _) => {
+                "done for an id that is already completed".into()
+            }
+            (Effect::DoneIgnored { .. }, _) => "done for an id that is not active".into(),
+            (Effect::ReclaimIgnored, _) => "reclaim for an id that is not active".into(),
+            (Effect::UnknownOp { op }, _) => format!("unknown op {op:?}"),
+            _ => String::new(),
+        },
+        (LineKind::Record(_), None) => String::new(),
+    }
+}
+
+fn op_name(op: &Op) -> &str {
+    match op {
+        Op::Lease(_) => "lease",
+        Op::Done => "done",
+        Op::Reclaim => "reclaim",
+        Op::Unknown(op) => op,
+    }
+}
+
+/// What verifying a journal found, with the replay it reached.
+pub struct JournalVerification {
+    /// The findings.
+    pub findings: Findings,
+    /// Totals of the read.
+    pub summary: Summary,
+    /// The replay state.
+    pub replay: Replay,
+}
+
+/// Verifies a journal. `deferred` marks `.dispatch_protocol_deferred.jsonl`.
+pub fn journal<R: Read>(
+    src: R,
+    file: &str,
+    deferred: bool,
+    settings: &Settings,
+) -> io::Result<JournalVerification> {
+    let mut checks = JournalChecks {
+        settings,
+        file: file.to_string(),
+        deferred,
+        findings: Findings::default(),
+        last_unix_time: None,
+    };
+    let scan = journal::scan(src, &mut checks)?;
+    let mut findings = checks.findings;
+    let s = settings;
+    if scan.summary.tail.zero_bytes > 0 {
+        let tail = &scan.summary.tail;
+        let n = tail.zero_bytes;
+        findings.add(
+            s,
+            "zero-filled-tail",
+            file,
+            At {
+                line: Some(scan.summary.lines),
+                offset: Some(tail.offset + tail.bytes - n),
+                id: None,
+            },
+            || format!("{n} NUL bytes at the end of the file"),
+        );
+    }
+    for (id, active) in scan.replay.active_sorted() {
+        let hex = id.to_hex();
+        let at = At {
+            line: Some(active.line),
+            offset: Some(active.offset),
+            id: Some(&hex),
+        };
+        match active.clock {
+            Clock::Legacy => findings.add(s, "legacy-clock-lease", file, at, || {
+                format!(
+                    "active lease of worker {} has a monotonic time ({}) from an earlier boot",
+                    active.worker,
+                    crate::json::float_repr(active.time)
+                )
+            }),
+            Clock::Unix => {
+                let age = s.now - active.time;
+                if active.time > s.now + s.skew {
+                    findings.add(s, "future-lease", file, at, || {
+                        format!(
+                            "active lease of worker {} is dated {:.0} s after now",
+                            active.worker, -age
+                        )
+                    });
+                } else if age >= s.ttl {
+                    findings.add(s, "expired-lease", file, at, || {
+                        format!(
+                            "active lease of worker {} is {:.0} s old (TTL {}): resume reclaims it",
+                            active.worker,
+                            age.max(0.0),
+                            crate::json::float_repr(s.ttl)
+                        )
+                    });
+                }
+            }
+        }
+    }
+    Ok(JournalVerification {
+        findings,
+        summary: scan.summary,
+        replay: scan.replay,
+    })
+}
+
+/// Verifies a snapshot's bytes.
+pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
+    let s = settings;
+    let mut f = Findings::default();
+    let snap = snapshot::read(bytes);
+    let none = At::default();
+    match &snap.parse {
+        Err(e) => {
+            let e = e.to_string();
+            f.add(s, "snapshot-corrupt", file, none, || {
+                format!("does not parse ({e}): upstream starts empty and every statistic is lost")
+            });
+            return f;
+        }
+        Ok(_) if !snap.is_object => {
+            f.add(s, "snapshot-corrupt", file, none, || {
+                "not a JSON object: upstream's restore ignores it and starts empty".into()
+            });
+            return f;
+        }
+        Ok(stats) => {
+            if stats.duplicate_members > 0 {
+                let n = stats.duplicate_members;
+                f.add(s, "snapshot-duplicate-member", file, none, || {
+                    format!("{n} repeated member names: the last value of each wins")
+                });
+            }
+            if stats.nonfinite_constants > 0 {
+                let n = stats.nonfinite_constants;
+                f.add(s, "snapshot-non-finite", file, none, || {
+                    format!("{n} NaN/Infinity constants")
+                });
+            }
+        }
+    }
+    if !snap.unix_clock {
+        f.add(s, "snapshot-legacy-clock", file, none, || {
+            "no \"clock\":\"unix\": last_lease/last_complete are monotonic and restore zeroes them"
+                .into()
+        });
+    }
+    let c = &snap.changes;
+    if c.stats_truncated + c.leases_truncated > 0 {
+        f.add(s, "snapshot-truncated", file, none, || {
+            format!(
+                "{} stats and {} leases before the last 65536 are never read",
+                c.stats_truncated, c.leases_truncated
+            )
+        });
+    }
+    for member in &c.ignored_members {
+        f.add(s, "snapshot-dropped-entry", file, none, || {
+            format!("\"{member}\" is not a list: restore ignores all of it")
+        });
+    }
+    for d in &c.dropped {
+        let at = At {
+            id: d.task_id.as_deref(),
+            ..At::default()
+        };
+        f.add(s, "snapshot-dropped-entry", file, at, || {
+            format!("{}[{}]: {}", list_name(d.list), d.index, d.reason)
+        });
+    }
+    if let Some(restored) = &snap.restored {
+        let infinite = restored
+            .stats
+            .iter()
+            .filter(|t| !t.reward.is_finite() || !t.elapsed.is_finite() || !t.last_lease.is_finite() || !t.last_complete.is_finite())
+            .count();
+        if infinite > 0 && snap.parse.as_ref().is_ok_and(|p| p.nonfinite_constants == 0) {
+            f.add(s, "snapshot-non-finite", file, none, || {
+                format!("{infinite} stats entries restore to an infinite value")
+            });
+        }
+        for lease in &restored.leases {
+            let at = At {
+                id: Some(&lease.task_id),
+                ..At::default()
+            };
+            f.add(s, "snapshot-inherited-lease", file, at, || {
+                format!(
+                    "state lease of worker {} from the previous coordinator epoch: restore makes it stale",
+                    lease.worker
+                )
+            });
+        }
+    }
+    for task in &c.leases_without_stats {
+        let at = At {
+            id: Some(task),
+            ..At::default()
+        };
+        f.add(s, "snapshot-lease-without-stats", file, at, || {
+            "a state lease whose task has no stats entry".into()
+        });
+    }
+    f
+}
+
+fn list_name(list: snapshot::List) -> &'static str {
+    match list {
+        snapshot::List::Stats => "stats",
+        snapshot::List::Leases => "leases",
+    }
+}
+
+/// Verifies what a state directory's listing shows.
+pub fn directory(
+    dir: &str,
+    has_work_journal: bool,
+    temp_files: &[TempFile],
+    lock: &MasterLock,
+    settings: &Settings,
+) -> Findings {
+    let s = settings;
+    let mut f = Findings::default();
+    for t in temp_files {
+        f.add(s, "stale-temp-file", dir, At::default(), || {
+            format!("{} ({} bytes) left by a crashed rewrite", t.name, t.bytes)
+        });
+    }
+    if lock.held == Some(true) {
+        let pids = lock
+            .holders
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        f.add(s, "live-master", dir, At::default(), || {
+            format!(".master-queue.lock is held by pid {pids}: a master is running")
+        });
+    }
+    if !has_work_journal {
+        f.add(s, "missing-journal", dir, At::default(), || {
+            "no .work_leases.jsonl: nothing to recover".into()
+        });
+    }
+    f
+}
+
+/// The verdict of a set of findings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// No errors, no warnings.
+    Ok,
+    /// Warnings but no errors.
+    Warnings,
+    /// Errors.
+    Errors,
+}
+
+impl Verdict {
+    /// The verdict of these findings.
+    pub fn of(findings: &Findings) -> Verdict {
+        match findings.worst() {
+            Some(Severity::Error) => Verdict::Errors,
+            Some(Severity::Warning) => Verdict::Warnings,
+            _ => Verdict::Ok,
+        }
+    }
+}
+
+/// One checked path.
+#[derive(Debug, Serialize)]
+pub struct TargetReport {
+    /// The path as given.
+    pub path: String,
+    /// `journal`, `snapshot` or `directory`.
+    pub kind: &'static str,
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// Findings per code.
+    pub counts: BTreeMap<&'static str, u64>,
+}
+
+/// A path that could not be checked.
+#[derive(Debug, Serialize)]
+pub struct CheckError {
+    /// The path.
+    pub path: String,
+    /// Why.
+    pub message: String,
+}
+
+/// The settings echoed in the report.
+#[derive(Debug, Serialize)]
+pub struct SettingsReport {
+    /// `--now`
+    pub now: f64,
+    /// `--ttl`
+    pub ttl: f64,
+    /// `--skew`
+    pub skew: f64,
+    /// `--strict`
+    pub strict: bool,
+    /// `--max-examples`
+    pub max_examples: usize,
+    /// `--ignore`
+    pub ignored_codes: Vec<String>,
+}
+
+/// The `verify --format json` document.
+#[derive(Debug, Serialize)]
+pub struct VerifyReport {
+    /// Contract version.
+    pub schema_version: u32,
+    /// Overall verdict (the worst of the targets).
+    pub verdict: Verdict,
+    /// Findings (at most --max-examples per code and target).
+    pub findings: Vec<Finding>,
+    /// Exact counts per code over all targets.
+    pub counts: BTreeMap<&'static str, u64>,
+    /// Exact counts per severity over all targets.
+    pub severities: BTreeMap<Severity, u64>,
+    /// F314 invariants checked.
+    pub checked: &'static [&'static str],
+    /// Invariants files cannot show.
+    pub not_checkable: &'static [&'static str],
+    /// Per-path verdicts.
+    pub targets: Vec<TargetReport>,
+    /// Paths that could not be checked.
+    pub errors: Vec<CheckError>,
+    /// What was asked.
+    pub settings: SettingsReport,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_codes_are_unique_and_cover_every_ignore_reason() {
+        let mut seen = BTreeSet::new();
+        for c in CATALOG {
+            assert!(seen.insert(c.code), "duplicate {}", c.code);
+        }
+        assert_eq!(CATALOG.len(), 37);
+        for reason in [
+            IgnoreReason::Blank,
+            IgnoreReason::TornTail,
+            IgnoreReason::GluedRecord,
+            IgnoreReason::Bom,
+            IgnoreReason::DuplicateMember,
+            IgnoreReason::NonFiniteNumber,
+            IgnoreReason::TooDeep,
+            IgnoreReason::IntegerTooLong,
+            IgnoreReason::Corrupt,
+            IgnoreReason::NotAnObject,
+            IgnoreReason::BadId,
+            IgnoreReason::PayloadNotObject,
+            IgnoreReason::PayloadNotFinite,
+            IgnoreReason::PayloadIdMismatch,
+            IgnoreReason::RejectedField,
+            IgnoreReason::OrphanDone,
+            IgnoreReason::OrphanReclaim,
+            IgnoreReason::UnknownOp,
+        ] {
+            assert!(lookup(ignore_code(reason)).is_some());
+        }
+    }
+
+    #[test]
+    fn invalid_bytes_inside_and_outside_strings() {
+        assert!(invalid_bytes_inside_string(b"{\"a\":\"x\xffy\"}"));
+        assert!(!invalid_bytes_inside_string(b"{\"a\":\xff\"xy\"}"));
+        assert!(!invalid_bytes_inside_string(b"{\"a\\\"\":1,\xff\"b\":2}"));
+    }
+
+    #[test]
+    fn examples_are_bounded_but_counts_exact() {
+        let settings = Settings {
+            now: 0.0,
+            ttl: 0.0,
+            skew: 300.0,
+            max_examples: 2,
+            ignore: BTreeSet::from(["blank-line".to_string()]),
+        };
+        let mut f = Findings::default();
+        for _ in 0..5 {
+            f.add(&settings, "corrupt-line", "x", At::default(), || "m".into());
+            f.add(&settings, "blank-line", "x", At::default(), || "m".into());
+        }
+        assert_eq!(f.examples.len(), 2);
+        assert_eq!(f.counts.get("corrupt-line"), Some(&5));
+        assert_eq!(f.counts.get("blank-line"), None);
+        assert_eq!(f.worst(), Some(Severity::Error));
+    }
+}
