@@ -467,7 +467,10 @@ impl Observer for JournalChecks<'_> {
         };
         let id_hex = match &event.classified.kind {
             LineKind::Record(r) => Some(r.id.to_hex()),
-            LineKind::Corrupt { glued: Some((_, r)), .. } => Some(r.id.to_hex()),
+            LineKind::Corrupt {
+                glued: Some((_, r)),
+                ..
+            } => Some(r.id.to_hex()),
             _ => None,
         };
         let at = At {
@@ -480,7 +483,9 @@ impl Observer for JournalChecks<'_> {
             let n = event.classified.invalid_utf8;
             if invalid_bytes_inside_string(event.content) {
                 f.push(s, "invalid-utf8", Severity::Error, file, at, || {
-                    format!("{n} invalid UTF-8 bytes inside a string: deleting them changes the value")
+                    format!(
+                        "{n} invalid UTF-8 bytes inside a string: deleting them changes the value"
+                    )
                 });
             } else {
                 f.add(s, "invalid-utf8", file, at, || {
@@ -519,7 +524,10 @@ impl Observer for JournalChecks<'_> {
         }
         if !record.unknown_fields.is_empty() {
             f.add(s, "unknown-field", file, at, || {
-                format!("members upstream does not read: {}", record.unknown_fields.join(", "))
+                format!(
+                    "members upstream does not read: {}",
+                    record.unknown_fields.join(", ")
+                )
             });
         }
         if !record.canonical {
@@ -569,7 +577,13 @@ impl Observer for JournalChecks<'_> {
 
 fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
     match (&event.classified.kind, event.effect) {
-        (LineKind::Corrupt { glued: Some((at, record)), .. }, _) => format!(
+        (
+            LineKind::Corrupt {
+                glued: Some((at, record)),
+                ..
+            },
+            _,
+        ) => format!(
             "a {} record for {} glued at byte {at} onto a torn fragment: upstream ignores both",
             op_name(&record.op),
             record.id
@@ -592,9 +606,12 @@ fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
                 }
                 other => format!("{other}: upstream ignores the lease"),
             },
-            (Effect::DoneIgnored { already_completed: true }, _) => {
-                "done for an id that is already completed".into()
-            }
+            (
+                Effect::DoneIgnored {
+                    already_completed: true,
+                },
+                _,
+            ) => "done for an id that is already completed".into(),
             (Effect::DoneIgnored { .. }, _) => "done for an id that is not active".into(),
             (Effect::ReclaimIgnored, _) => "reclaim for an id that is not active".into(),
             (Effect::UnknownOp { op }, _) => format!("unknown op {op:?}"),
@@ -679,7 +696,7 @@ pub fn journal<R: Read>(
                             active.worker, -age
                         )
                     });
-                } else if age >= s.ttl {
+                } else if s.ttl == 0.0 || age >= s.ttl {
                     findings.add(s, "expired-lease", file, at, || {
                         format!(
                             "active lease of worker {} is {:.0} s old (TTL {}): resume reclaims it",
@@ -767,9 +784,19 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
         let infinite = restored
             .stats
             .iter()
-            .filter(|t| !t.reward.is_finite() || !t.elapsed.is_finite() || !t.last_lease.is_finite() || !t.last_complete.is_finite())
+            .filter(|t| {
+                !t.reward.is_finite()
+                    || !t.elapsed.is_finite()
+                    || !t.last_lease.is_finite()
+                    || !t.last_complete.is_finite()
+            })
             .count();
-        if infinite > 0 && snap.parse.as_ref().is_ok_and(|p| p.nonfinite_constants == 0) {
+        if infinite > 0
+            && snap
+                .parse
+                .as_ref()
+                .is_ok_and(|p| p.nonfinite_constants == 0)
+        {
             f.add(s, "snapshot-non-finite", file, none, || {
                 format!("{infinite} stats entries restore to an infinite value")
             });

@@ -9,8 +9,10 @@ use super::output::{Format, OutputArgs};
 use crate::render;
 use crate::verify::{self, CATALOG};
 
-/// Explain a finding code: what it means, why it matters, what upstream
-/// does with it and which command fixes it.
+/// Explain a finding code, or list the catalog.
+///
+/// For a code: what it means, why it matters, what upstream does with it
+/// and which command fixes it.
 #[derive(Clone, Debug, Args)]
 pub struct ExplainArgs {
     /// The code, as verify prints it (for example torn-tail).

@@ -8,10 +8,12 @@ use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
 
 use super::{Cli, EXIT_STATUS};
+use crate::verify::CATALOG;
 
 struct Extra {
     examples: &'static [(&'static str, &'static str)],
     sections: &'static [(&'static str, &'static [&'static str])],
+    catalog: bool,
 }
 
 fn extra(name: &str) -> Extra {
@@ -45,6 +47,7 @@ fn extra(name: &str) -> Extra {
                     "directory: {\"kind\":\"directory\",\"path\",\"files\":[the objects above],\"missing\",\"stale_temp_files\",\"master_lock\":{\"present\",\"held\",\"holders\"}}.",
                 ],
             )],
+            catalog: false,
         },
         "completions" => Extra {
             examples: &[
@@ -58,6 +61,45 @@ fn extra(name: &str) -> Extra {
                 ),
             ],
             sections: &[],
+            catalog: false,
+        },
+        "verify" => Extra {
+            examples: &[
+                (
+                    "leasejournal verify --quiet /out/run1 && SYMCC_RESUME=1 mpirun ...",
+                    "Resume only when the state directory has no errors.",
+                ),
+                (
+                    "leasejournal verify --strict --format json /out/run1",
+                    "Fail on warnings too; a JSON report for the job log.",
+                ),
+                (
+                    "leasejournal verify --ttl 600 --now 1754550100 .work_leases.jsonl",
+                    "Judge lease ages against a fixed time and a 10-minute TTL.",
+                ),
+                (
+                    "leasejournal verify --ignore non-canonical-encoding --max-examples 3 a.jsonl b.jsonl",
+                    "Two journals, one code muted, three examples per code.",
+                ),
+            ],
+            sections: &[(
+                "JSON OUTPUT",
+                &[
+                    "{\"schema_version\":1,\"verdict\":\"ok\"|\"warnings\"|\"errors\",\"findings\":[{\"code\",\"severity\",\"file\",\"line\",\"offset\",\"id\",\"message\"}],\"counts\":{code:n},\"severities\":{severity:n},\"checked\":[\"L1\",\"L2\",\"L4\",\"L5\",\"L6\"],\"not_checkable\":[\"L3\",\"L7\"],\"targets\":[{\"path\",\"kind\",\"verdict\",\"counts\"}],\"errors\":[{\"path\",\"message\"}],\"settings\":{...}}. Counts are exact; findings hold at most --max-examples per code.",
+                ],
+            )],
+            catalog: true,
+        },
+        "explain" => Extra {
+            examples: &[
+                (
+                    "leasejournal explain glued-record",
+                    "What a glued record is and how to get it back.",
+                ),
+                ("leasejournal explain --list", "The whole catalog."),
+            ],
+            sections: &[],
+            catalog: true,
         },
         _ => Extra {
             examples: &[
@@ -66,11 +108,16 @@ fn extra(name: &str) -> Extra {
                     "What the state directory says after a reboot or crash.",
                 ),
                 (
+                    "leasejournal verify /out/run1",
+                    "The go/no-go before SYMCC_RESUME=1.",
+                ),
+                (
                     "leasejournal completions bash",
                     "A completion script for bash.",
                 ),
             ],
             sections: &[],
+            catalog: false,
         },
     }
 }
@@ -100,6 +147,23 @@ fn render(cmd: clap::Command, name: &str) -> Vec<u8> {
         roff.control("SH", [*title]);
         for p in *paragraphs {
             roff.control("PP", []).text([roman(*p)]);
+        }
+    }
+    if extra.catalog {
+        roff.control("SH", ["FINDINGS"]);
+        roff.control("PP", []).text([roman(
+            "Codes are stable and never renamed. Severity error fails verify; warning fails only with --strict; info never fails.",
+        )]);
+        for c in CATALOG {
+            roff.control("TP", [])
+                .text([
+                    bold(c.code),
+                    roman(format!(" ({}, {})", c.severity.as_str(), c.scope)),
+                ])
+                .text([roman(format!(
+                    "{} {} Upstream: {} Fix: {}",
+                    c.meaning, c.why, c.upstream, c.fix
+                ))]);
         }
     }
     out.extend_from_slice(roff.render().as_bytes());

@@ -33,16 +33,13 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands; each one's help text is its Args struct's doc comment.
 #[derive(Debug, Subcommand)]
+#[allow(missing_docs)]
 pub enum Command {
-    /// Show what a journal, snapshot or state directory says.
     Inspect(inspect::InspectArgs),
-    /// Check journals, snapshots and state directories before resuming.
     Verify(verify::VerifyArgs),
-    /// Explain a finding code, or list the catalog.
     Explain(explain::ExplainArgs),
-    /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
 }
 

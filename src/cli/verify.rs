@@ -14,8 +14,8 @@ use crate::inspect::SCHEMA_VERSION;
 use crate::render;
 use crate::statedir::{self, InputError, Kind};
 use crate::verify::{
-    self, CHECKED, CheckError, Findings, NOT_CHECKABLE, Settings, SettingsReport, TargetReport, Verdict,
-    VerifyReport,
+    self, CHECKED, CheckError, Findings, NOT_CHECKABLE, Settings, SettingsReport, TargetReport,
+    Verdict, VerifyReport,
 };
 
 /// Check journals, snapshots and state directories before resuming.
@@ -76,7 +76,9 @@ pub struct VerifyArgs {
 fn parse_seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("{text:?} is not a finite, non-negative number of seconds")),
+        _ => Err(format!(
+            "{text:?} is not a finite, non-negative number of seconds"
+        )),
     }
 }
 
@@ -130,7 +132,10 @@ fn verify_target(
             Ok((name, verify_file(&path, kind, prefix, file, settings)?))
         }
         Target::Directory(dir) => {
-            let has_work = dir.files.iter().any(|(p, _)| p.ends_with(statedir::WORK_LEASES));
+            let has_work = dir
+                .files
+                .iter()
+                .any(|(p, _)| p.ends_with(statedir::WORK_LEASES));
             let mut findings = verify::directory(
                 &path.display().to_string(),
                 has_work,

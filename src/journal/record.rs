@@ -318,7 +318,9 @@ fn classify_text(text: &str, look_for_glue: bool) -> LineKind {
     let value = match json::parse(text, Mode::Journal) {
         Ok(parsed) => parsed.value,
         Err(err) => {
-            let glued = if look_for_glue {
+            // A BOM is not a torn fragment: the record behind it is the
+            // line itself, lost to the BOM.
+            let glued = if look_for_glue && err.kind != ParseErrorKind::Bom {
                 find_glued(text)
             } else {
                 None

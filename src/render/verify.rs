@@ -39,7 +39,13 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, strict: bool, s: &Styles) -
     }
     for t in &r.targets {
         if t.counts.is_empty() {
-            writeln!(out, "{} {}  {}", s.bold("verify"), t.path, s.ok("no findings"))?;
+            writeln!(
+                out,
+                "{} {}  {}",
+                s.bold("verify"),
+                t.path,
+                s.ok("no findings")
+            )?;
         }
     }
     for file in files {
@@ -52,11 +58,24 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, strict: bool, s: &Styles) -
         }
         codes.sort_by_key(|c| std::cmp::Reverse(lookup(c).map(|i| i.severity)));
         for code in codes {
-            let examples: Vec<&Finding> =
-                r.findings.iter().filter(|f| f.file == file && f.code == code).collect();
-            let sev = examples.iter().map(|f| f.severity).max().unwrap_or(Severity::Info);
+            let examples: Vec<&Finding> = r
+                .findings
+                .iter()
+                .filter(|f| f.file == file && f.code == code)
+                .collect();
+            let sev = examples
+                .iter()
+                .map(|f| f.severity)
+                .max()
+                .unwrap_or(Severity::Info);
             let total = r.counts.get(code).copied().unwrap_or(0);
-            writeln!(out, "  {} {}  ×{}", severity(s, sev), s.bold(code), count(total))?;
+            writeln!(
+                out,
+                "  {} {}  ×{}",
+                severity(s, sev),
+                s.bold(code),
+                count(total)
+            )?;
             for f in &examples {
                 let at = place(f);
                 if at.is_empty() {
@@ -67,12 +86,22 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, strict: bool, s: &Styles) -
             }
             let shown = examples.len() as u64;
             if total > shown && r.targets.len() == 1 {
-                writeln!(out, "      {}", s.dim(&format!("… and {} more", count(total - shown))))?;
+                writeln!(
+                    out,
+                    "      {}",
+                    s.dim(&format!("… and {} more", count(total - shown)))
+                )?;
             }
         }
     }
     for e in &r.errors {
-        writeln!(out, "{} {}: {}", s.error("could not check"), e.path, e.message)?;
+        writeln!(
+            out,
+            "{} {}: {}",
+            s.error("could not check"),
+            e.path,
+            e.message
+        )?;
     }
     writeln!(
         out,
@@ -92,9 +121,9 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, strict: bool, s: &Styles) -
     } else {
         match r.verdict {
             Verdict::Ok => s.ok(&format!("verdict: ok, safe to resume ({totals})")),
-            Verdict::Warnings if strict => {
-                s.error(&format!("verdict: warnings, refused by --strict ({totals})"))
-            }
+            Verdict::Warnings if strict => s.error(&format!(
+                "verdict: warnings, refused by --strict ({totals})"
+            )),
             Verdict::Warnings => s.warn(&format!(
                 "verdict: warnings, safe to resume after review ({totals})"
             )),
@@ -117,7 +146,13 @@ pub fn catalog(out: &mut dyn Write, catalog: &[CodeInfo], s: &Styles) -> io::Res
 
 /// Writes one catalog entry.
 pub fn explain(out: &mut dyn Write, c: &CodeInfo, s: &Styles) -> io::Result<()> {
-    writeln!(out, "{} ({}, {})", s.bold(c.code), c.severity.as_str(), c.scope)?;
+    writeln!(
+        out,
+        "{} ({}, {})",
+        s.bold(c.code),
+        c.severity.as_str(),
+        c.scope
+    )?;
     writeln!(out, "  meaning   {}", c.meaning)?;
     writeln!(out, "  matters   {}", c.why)?;
     writeln!(out, "  upstream  {}", c.upstream)?;

@@ -5,3 +5,4 @@ mod inspect;
 mod jsontestsuite;
 mod man;
 mod support;
+mod verify;

@@ -71,8 +71,8 @@ fn help_and_version() {
 
 #[test]
 fn readme_example_is_real_output() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .unwrap();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     let out = lj()
         .args(["inspect", "--now", "1754550100", "--color", "never"])
         .arg("fixtures/samples")

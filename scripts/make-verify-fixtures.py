@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Writes fixtures/verify/<code>/: one small input per finding code that
+triggers that code alone (under the settings tests/cli/verify.rs passes:
+--now 1754550100 --ttl 1000000000 unless the case says otherwise).
+
+Records are encoded as upstream encodes them (json.dumps with sort_keys and
+compact separators), so nothing but the intended defect shows. Rerun after
+changing a case: python3 scripts/make-verify-fixtures.py
+"""
+import hashlib
+import json
+import os
+import shutil
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "verify")
+T0 = 1754550000.0
+
+
+def dumps(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def work_id(payload):
+    return hashlib.sha256(dumps(payload).encode()).hexdigest()
+
+
+def payload(n):
+    return {"path": f"/afl/queue/id:{n:06d}", "target_branch": n}
+
+
+def lease(n, worker=1, time=T0, clock="unix", extra=None, id_of=None):
+    p = payload(n)
+    record = {"attempts": 1, "id": work_id(payload(id_of if id_of is not None else n)),
+              "op": "lease", "payload": p, "time": time, "worker": worker}
+    if clock is not None:
+        record["clock"] = clock
+    record.update(extra or {})
+    return dumps(record)
+
+
+def marker(op, n, time=T0 + 5):
+    return dumps({"clock": "unix", "id": work_id(payload(n)), "op": op, "time": time})
+
+
+def write(code, name, content):
+    directory = os.path.join(ROOT, code)
+    os.makedirs(directory, exist_ok=True)
+    data = content.encode() if isinstance(content, str) else content
+    with open(os.path.join(directory, name), "wb") as f:
+        f.write(data)
+
+
+def lines(*items):
+    return "".join(item + "\n" for item in items)
+
+
+def snapshot(stats=(), leases=(), clock="unix"):
+    mapping = {"leases": list(leases), "shard_count": 8, "stats": list(stats),
+               "steal_window": 64, "worker_count": 3}
+    if clock is not None:
+        mapping["clock"] = clock
+    return json.dumps(mapping, sort_keys=True, separators=(",", ":"))
+
+
+def stats(task, **values):
+    entry = {"completions": 1, "elapsed": 1.25, "failures": 0, "last_complete": T0 + 5,
+             "last_lease": T0, "leases": 1, "owner": 1, "reward": 0.125, "shard": 6,
+             "task_id": task, "total_generated": 4}
+    entry.update(values)
+    return entry
+
+
+TASK_A = hashlib.sha256(b"task-a").hexdigest()
+TASK_B = hashlib.sha256(b"task-b").hexdigest()
+
+shutil.rmtree(ROOT, ignore_errors=True)
+J = "journal.jsonl"
+write("torn-tail", J, lines(lease(1)) + '{"attempts":1,"clo')
+write("zero-filled-tail", J, lines(lease(1)).encode() + b"\0" * 16)
+write("glued-record", J, lines(lease(1), '{"attempts":1,"clock":"unix","id":"' + lease(2)))
+write("corrupt-line", J, lines(lease(1), "{not json", lease(2)))
+invalid = lease(1).replace('"clock"', '\xff"clock"', 1).encode("latin-1")
+write("invalid-utf8", J, invalid.replace(b"\xc3\xbf", b"\xff") + b"\n")
+write("bom", J, "\ufeff" + lines(lease(1), lease(2)))
+dup = marker("done", 1)[:-1] + ',"op":"done"}'
+write("duplicate-member", J, lines(lease(1), dup))
+write("non-finite-number", J, lines(lease(1), lease(2).replace(f'"time":{T0}', '"time":NaN')))
+write("not-an-object", J, lines(lease(1), "[1,2]"))
+write("blank-line", J, lines(lease(1), "", lease(2)))
+write("bad-id", J, lines(lease(1), dumps({"clock": "unix", "id": "ABC", "op": "done", "time": T0})))
+write("payload-id-mismatch", J, lines(lease(1, id_of=2)))
+write("rejected-field", J, lines(lease(1), lease(2, worker=-1)))
+write("lenient-field", J, lines(lease(1, worker="3")))
+write("unknown-op", J, lines(lease(1), marker("renew", 1)))
+write("unknown-field", J, lines(lease(1, extra={"note": "by hand"})))
+write("non-canonical-encoding", J, lines(json.dumps(json.loads(lease(1)))))
+write("double-lease", J, lines(lease(1, worker=1), lease(1, worker=2, time=T0 + 1)))
+write("lease-after-done", J, lines(lease(1), marker("done", 1), lease(1, time=T0 + 9)))
+write("orphan-done", J, lines(marker("done", 1)))
+write("orphan-reclaim", J, lines(marker("reclaim", 1)))
+write("legacy-clock-lease", J, lines(lease(1, clock=None, time=123456.789)))
+write("future-lease", J, lines(lease(1, time=T0 + 3700)))
+write("clock-regression", J, lines(lease(1, time=T0 + 50), lease(2, time=T0 - 1000)))
+write("expired-lease", J, lines(lease(1)))
+write("deferred-done", ".dispatch_protocol_deferred.jsonl", lines(lease(1), marker("done", 1)))
+write("snapshot-corrupt", "state.json", snapshot([stats(TASK_A)])[:40])
+write("snapshot-legacy-clock", "state.json", snapshot([stats(TASK_A)], clock=None))
+write("snapshot-inherited-lease", "state.json",
+      snapshot([stats(TASK_A)], [{"task_id": TASK_A, "updated": T0, "worker": 2}]))
+write("snapshot-dropped-entry", "state.json", snapshot([stats(TASK_A), stats("ABC")]))
+write("snapshot-non-finite", "state.json",
+      snapshot([stats(TASK_A)]).replace('"reward":0.125', '"reward":Infinity'))
+write("snapshot-duplicate-member", "state.json",
+      snapshot([stats(TASK_A)]).replace('"shard":6', '"shard":6,"shard":7'))
+write("snapshot-lease-without-stats", "state.json",
+      snapshot([stats(TASK_A)], [{"task_id": TASK_B, "updated": T0, "worker": 2}]))
+write("stale-temp-file", ".work_leases.jsonl", lines(lease(1)))
+write("stale-temp-file", ".work_leases.jsonl.4242.99.tmp", lease(1)[:30])
+write("live-master", ".work_leases.jsonl", lines(lease(1)))
+write("live-master", ".master-queue.lock", "")
+write("missing-journal", ".state_tasks.json", snapshot([stats(TASK_A)]))
