@@ -16,9 +16,14 @@
 //!     master lock as `/proc/locks` shows it, and the one safe way to open
 //!     an input file.
 pub mod cli;
+pub mod compact;
+pub mod durable;
 pub mod inspect;
 pub mod journal;
 pub mod json;
+pub mod migrate;
+pub mod plan;
+pub mod recover;
 pub mod render;
 pub mod snapshot;
 pub mod statedir;

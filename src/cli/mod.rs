@@ -1,14 +1,18 @@
 //! The command line: clap definitions (one file per subcommand), the exit
 //! codes, and the one place errors are printed.
 
+mod compact;
 mod completions;
 mod exit;
 mod explain;
 mod inspect;
 mod load;
 pub mod man;
+mod migrate;
 mod output;
+mod recover;
 mod verify;
+mod write;
 
 pub use exit::{EXIT_STATUS, Exit};
 
@@ -40,6 +44,9 @@ pub enum Command {
     Inspect(inspect::InspectArgs),
     Verify(verify::VerifyArgs),
     Explain(explain::ExplainArgs),
+    Recover(recover::RecoverArgs),
+    Migrate(migrate::MigrateArgs),
+    Compact(compact::CompactArgs),
     Completions(completions::CompletionsArgs),
 }
 
@@ -69,7 +76,10 @@ pub fn main() -> ExitCode {
         Err(err) if is_broken_pipe(&err) => Exit::Success.into(),
         Err(err) => {
             eprintln!("leasejournal: {err:#}");
-            Exit::Trouble.into()
+            let locked = err
+                .downcast_ref::<crate::durable::WriteError>()
+                .is_some_and(|e| matches!(e, crate::durable::WriteError::Locked { .. }));
+            if locked { Exit::Refused } else { Exit::Trouble }.into()
         }
     }
 }
@@ -80,6 +90,9 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Command::Inspect(args) => inspect::run(args, out),
         Command::Verify(args) => verify::run(args, out),
         Command::Explain(args) => explain::run(args, out),
+        Command::Recover(args) => recover::run(args, out),
+        Command::Migrate(args) => migrate::run(args, out),
+        Command::Compact(args) => compact::run(args, out),
         Command::Completions(args) => completions::run(args, out),
     }
 }

@@ -36,6 +36,8 @@ pub struct RawLine<'a> {
     pub offset: u64,
     /// The line's bytes without the terminator.
     pub content: &'a [u8],
+    /// The line's bytes with the terminator, exactly as in the file.
+    pub raw: &'a [u8],
     /// How it ended.
     pub terminator: Terminator,
     /// Length of the terminator in bytes (including deleted bytes folded
@@ -178,6 +180,7 @@ impl<R: Read> LineReader<R> {
             number: self.number,
             offset,
             content: &self.buf[start..start + len],
+            raw: &self.buf[start..start + len + terminator_len],
             terminator,
             terminator_len,
         }

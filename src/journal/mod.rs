@@ -7,6 +7,7 @@
 //! with it, so reports (inspect's history, verify's findings) are built
 //! while streaming instead of from a second read.
 
+pub mod encode;
 mod lines;
 mod record;
 mod replay;
@@ -16,7 +17,7 @@ pub use record::{
     Classified, Clock, ClockMarker, CorruptReason, Field, Lease, LeaseRejection, Lenient, LineKind,
     Op, Record, WorkId, classify,
 };
-pub use replay::{Active, Effect, Replay};
+pub use replay::{Active, Completion, Effect, Replay};
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -232,8 +233,17 @@ pub struct Scan {
 
 /// Reads a whole journal, replays it and reports each line to `observer`.
 pub fn scan<R: Read>(src: R, observer: &mut dyn Observer) -> io::Result<Scan> {
+    scan_into(src, Replay::default(), observer)
+}
+
+/// Like [`scan`], replaying into the given (empty) state, for example one
+/// that tracks completions.
+pub fn scan_into<R: Read>(
+    src: R,
+    mut replay: Replay,
+    observer: &mut dyn Observer,
+) -> io::Result<Scan> {
     let mut reader = LineReader::new(src);
-    let mut replay = Replay::default();
     let mut summary = Summary {
         bytes: 0,
         lines: 0,

@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use super::record::{Clock, Lease, Op, Record, WorkId};
 use crate::json::PyInt;
@@ -71,6 +72,16 @@ pub enum Effect {
     },
 }
 
+/// Where the records that completed an id are: the offsets of the lease
+/// line in force at completion and of the `done` line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// Byte offset of the lease line.
+    pub lease_offset: u64,
+    /// Byte offset of the done line.
+    pub done_offset: u64,
+}
+
 /// The replay state: what upstream's loader holds after reading the file.
 #[derive(Clone, Debug, Default)]
 pub struct Replay {
@@ -81,6 +92,9 @@ pub struct Replay {
     /// Upstream's `events` counter (counted lines), which drives its
     /// compaction timing.
     pub events: u64,
+    /// For each completed id, where its records are; kept only when asked
+    /// for (compaction needs it, reports do not).
+    pub completions: Option<HashMap<WorkId, Completion>>,
 }
 
 impl Replay {
@@ -96,6 +110,15 @@ impl Replay {
             Op::Done => match self.active.remove(&id) {
                 Some(active) => {
                     self.completed.insert(id);
+                    if let Some(completions) = &mut self.completions {
+                        completions.insert(
+                            id,
+                            Completion {
+                                lease_offset: active.offset,
+                                done_offset: offset,
+                            },
+                        );
+                    }
                     Effect::Completed {
                         worker: active.worker,
                     }
@@ -116,6 +139,11 @@ impl Replay {
 
     fn lease(&mut self, id: WorkId, lease: &Lease, line: u64, offset: u64) -> Effect {
         let was_completed = self.completed.remove(&id);
+        if was_completed {
+            if let Some(completions) = &mut self.completions {
+                completions.remove(&id);
+            }
+        }
         let entry = Active {
             worker: lease.worker.clone(),
             time: lease.time,
@@ -132,6 +160,43 @@ impl Replay {
             None if was_completed => Effect::Reactivated,
             None => Effect::Activated,
         }
+    }
+
+    /// A replay that also records where each completion's records are.
+    pub fn tracking_completions() -> Replay {
+        Replay {
+            completions: Some(HashMap::new()),
+            ..Replay::default()
+        }
+    }
+
+    /// SHA-256 over the canonical state: every active lease (id, worker,
+    /// time, attempts, clock, payload) in id order, then every completed id
+    /// in order. Two files with the same digest replay to the same state.
+    pub fn digest(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(b"active\n");
+        for (id, a) in self.active_sorted() {
+            h.update(id.to_hex().as_bytes());
+            h.update(
+                format!(
+                    "\t{}\t{}\t{}\t{}\t",
+                    a.worker,
+                    crate::json::float_repr(a.time),
+                    a.attempts,
+                    a.clock.as_str()
+                )
+                .as_bytes(),
+            );
+            h.update(&a.payload);
+            h.update(b"\n");
+        }
+        h.update(b"completed\n");
+        for id in self.completed_sorted() {
+            h.update(id.to_hex().as_bytes());
+            h.update(b"\n");
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
     /// Active ids in id order.

@@ -4,9 +4,11 @@
 
 mod inspect;
 mod verify;
+mod write;
 
 pub use inspect::{directory, journal, snapshot};
 pub use verify::{catalog, explain, verify};
+pub use write::{compact, migrate, recover};
 
 use std::io::{self, Write};
 

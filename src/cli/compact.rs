@@ -1,0 +1,135 @@
+//! `leasejournal compact`: rewrite a journal as its state. Dry run by
+//! default.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::exit::Exit;
+use super::output::{Format, OutputArgs};
+use super::write::{self, CompareSink, Session, WriteArgs};
+use crate::compact::{self, Measured};
+use crate::durable::{self, Identity};
+use crate::inspect::SCHEMA_VERSION;
+use crate::plan::{self, Mode, Outcome, Report};
+use crate::render;
+use crate::statedir::Kind;
+
+/// Rewrite a journal as the state it replays to.
+///
+/// Keeps the active leases, sorted by id, as upstream's compaction does,
+/// each with its own clock marker ("legacy" stays legacy); torn, corrupt and
+/// ignored lines are dropped (they stay in the backup) and odd values are
+/// written the way upstream converts them.
+///
+/// By default every completed id is also kept, as its last lease followed by
+/// its done record, so the completed set survives. Upstream's own
+/// compaction forgets completed ids, and after a restart a finished item can
+/// then be dispatched and solved again; --drop-completed writes exactly what
+/// upstream's compact() writes.
+///
+/// The result is re-read before it is published, and refused unless it
+/// replays to the intended state. Prints the plan and changes nothing
+/// unless --apply or --output.
+#[derive(Clone, Debug, Args)]
+pub struct CompactArgs {
+    /// A journal or a state directory.
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+
+    /// Forget completed ids, exactly as upstream's compact() does.
+    #[arg(long = "drop-completed")]
+    pub drop_completed: bool,
+
+    #[command(flatten)]
+    pub write: WriteArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn compact_file(
+    session: &Session<'_>,
+    path: &Path,
+    drop_completed: bool,
+) -> anyhow::Result<Outcome<Measured>> {
+    let removed_temp_files = session.clean_temps(path);
+    let (file, meta) = durable::open_target(path)?;
+    let identity = Identity::of(&meta);
+    let read_error = |e: std::io::Error| anyhow::anyhow!("{}: read error: {e}", path.display());
+    let scan =
+        compact::scan(std::io::BufReader::with_capacity(1 << 20, file)).map_err(read_error)?;
+    let plan = compact::plan(
+        scan.replay,
+        scan.summary.lines,
+        scan.summary.bytes,
+        drop_completed,
+    );
+    let mut sink = CompareSink::new(write::reopen(path, &identity).map_err(read_error)?);
+    compact::write_result(
+        write::reopen(path, &identity).map_err(read_error)?,
+        &plan,
+        &mut sink,
+    )
+    .map_err(read_error)?;
+    let (bytes_after, unchanged) = sink.finish().map_err(read_error)?;
+    let mut outcome = Outcome {
+        path: path.display().to_string(),
+        kind: Kind::Journal,
+        plan: Measured {
+            plan,
+            bytes_after,
+            unchanged,
+        },
+        written: false,
+        backup: None,
+        output: None,
+        removed_temp_files,
+        note: None,
+    };
+    let plan = &outcome.plan.plan;
+    let produce =
+        |out: &mut dyn Write| compact::write_result(write::reopen(path, &identity)?, plan, out);
+    let check = |f: &mut std::fs::File| plan::check_replay(f, &plan.after);
+    durable::failpoint("planned")?;
+    match session.mode {
+        Mode::DryRun => {}
+        Mode::Apply if unchanged => outcome.note = Some("nothing to do: already compact".into()),
+        Mode::Output => {
+            let dest = session.output().unwrap_or(path);
+            durable::replace(dest, None, true, produce, check)?;
+            outcome.output = Some(dest.display().to_string());
+            outcome.written = true;
+        }
+        Mode::Apply => {
+            identity.check(path)?;
+            outcome.backup = session.backup(path)?;
+            durable::replace(path, Some(&meta), false, produce, check)?;
+            outcome.written = true;
+        }
+    }
+    Ok(outcome)
+}
+
+/// Runs `compact`.
+pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let (dir, files) = write::targets(&args.path, args.write.kind, &[Kind::Journal])?;
+    let session = Session::start(&args.write, &dir, if args.path.is_dir() { 2 } else { 1 })?;
+    let mut report = Report {
+        schema_version: SCHEMA_VERSION,
+        command: "compact",
+        mode: session.mode,
+        files: Vec::new(),
+    };
+    for (path, _) in &files {
+        report
+            .files
+            .push(compact_file(&session, path, args.drop_completed)?);
+    }
+    match args.output.format {
+        Format::Json => render::json(out, &report)?,
+        Format::Table => render::compact(out, &report, &args.output.styles())?,
+    }
+    Ok(Exit::Success)
+}

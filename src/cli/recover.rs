@@ -1,0 +1,182 @@
+//! `leasejournal recover`: reclaim expired and legacy leases the way the
+//! master's resume does, after sealing a torn tail so nothing is ever
+//! appended onto it. Dry run by default.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::exit::Exit;
+use super::output::{Format, OutputArgs, parse_now, system_now};
+use super::write::{self, Session, WriteArgs};
+use crate::durable::{self, Identity, Seal};
+use crate::inspect::SCHEMA_VERSION;
+use crate::plan::{self, Mode, Outcome, Report};
+use crate::recover::{self, Plan, Selection, TailFix};
+use crate::render;
+use crate::statedir::Kind;
+
+/// Reclaim expired and legacy leases, as the master's resume does.
+///
+/// A lease expires when --ttl is 0 (the default, what resume uses), when it
+/// is not on the unix clock, or when it is at least --ttl seconds old.
+/// Expired leases are reclaimed in (attempts, time, id) order, one
+/// {"clock":"unix","id":…,"op":"reclaim","time":now} record each. A torn or
+/// zero-filled tail is cut off first (its bytes stay in the backup) and an
+/// unterminated last record gets its newline, so appended records never
+/// glue onto a fragment. For a state directory the deferred journal comes
+/// first, then the work journal.
+///
+/// Prints the plan and changes nothing unless --apply (change in place,
+/// under the master's lock, with a backup) or --output (write a new file).
+#[derive(Clone, Debug, Args)]
+pub struct RecoverArgs {
+    /// A journal or a state directory.
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+
+    /// Reclaim unix leases at least this old; 0 reclaims every lease.
+    #[arg(long = "ttl", value_name = "SECONDS", default_value = "0", value_parser = parse_ttl)]
+    pub ttl: f64,
+
+    /// Reclaim at most N leases (0: no limit), the first in recovery order.
+    #[arg(long = "limit", value_name = "N", default_value_t = 0)]
+    pub limit: usize,
+
+    /// Also split records glued onto torn fragments back onto lines of
+    /// their own, so replay sees them again (rewrites the file).
+    #[arg(long = "salvage")]
+    pub salvage: bool,
+
+    /// The time of the reclaim records and of the expiry test, instead of
+    /// the system clock.
+    #[arg(long = "now", value_name = "UNIX_SECONDS", value_parser = parse_now)]
+    pub now: Option<f64>,
+
+    #[command(flatten)]
+    pub write: WriteArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_ttl(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "{text:?} is not a finite, non-negative number of seconds"
+        )),
+    }
+}
+
+/// Recovers one journal according to the session's mode.
+fn recover_file(
+    session: &Session<'_>,
+    path: &Path,
+    args: &RecoverArgs,
+    now: f64,
+) -> anyhow::Result<Outcome<Plan>> {
+    let removed_temp_files = session.clean_temps(path);
+    let (file, meta) = durable::open_target(path)?;
+    let identity = Identity::of(&meta);
+    let (scan, salvager) = recover::scan(
+        std::io::BufReader::with_capacity(1 << 20, file),
+        args.salvage,
+    )
+    .map_err(|e| anyhow::anyhow!("{}: read error: {e}", path.display()))?;
+    let mut plan = recover::plan(
+        scan,
+        salvager,
+        Selection::Expired { ttl: args.ttl },
+        now,
+        args.limit,
+    );
+    for r in &mut plan.reclaims {
+        let on_disk = r
+            .path
+            .as_deref()
+            .is_some_and(|p| !p.is_empty() && Path::new(p).is_file());
+        r.dropped_on_resume = Some(!on_disk && !r.continuation);
+    }
+    let mut outcome = Outcome {
+        path: path.display().to_string(),
+        kind: Kind::Journal,
+        plan,
+        written: false,
+        backup: None,
+        output: None,
+        removed_temp_files,
+        note: None,
+    };
+    let plan = &outcome.plan;
+    durable::failpoint("planned")?;
+    match session.mode {
+        Mode::DryRun => {}
+        _ if plan.is_noop() && session.mode == Mode::Apply => {
+            outcome.note = Some("nothing to do".into());
+        }
+        Mode::Output => {
+            let dest = session.output().unwrap_or(path);
+            durable::replace(
+                dest,
+                None,
+                true,
+                |out| recover::write_result(write::reopen(path, &identity)?, plan, out),
+                |f| plan::check_replay(f, &plan.after),
+            )?;
+            outcome.output = Some(dest.display().to_string());
+            outcome.written = true;
+        }
+        Mode::Apply => {
+            identity.check(path)?;
+            outcome.backup = session.backup(path)?;
+            if plan.rewrite {
+                durable::replace(
+                    path,
+                    Some(&meta),
+                    false,
+                    |out| recover::write_result(write::reopen(path, &identity)?, plan, out),
+                    |f| plan::check_replay(f, &plan.after),
+                )?;
+            } else {
+                let seal = match plan.tail {
+                    TailFix::None => Seal::Clean,
+                    TailFix::Cut { offset, .. } => Seal::Truncate(offset),
+                    TailFix::Terminate { .. } => Seal::Newline,
+                };
+                durable::append(path, seal, &plan.append)?;
+                let (reread, _) = durable::open_target(path)?;
+                plan::check_replay(std::io::BufReader::new(reread), &plan.after).map_err(
+                    |detail| durable::WriteError::Verify {
+                        path: path.to_path_buf(),
+                        detail,
+                    },
+                )?;
+            }
+            outcome.written = true;
+        }
+    }
+    Ok(outcome)
+}
+
+/// Runs `recover`.
+pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let now = args.now.unwrap_or_else(system_now);
+    let (dir, files) = write::targets(&args.path, args.write.kind, &[Kind::Journal])?;
+    let session = Session::start(&args.write, &dir, if args.path.is_dir() { 2 } else { 1 })?;
+    let mut report = Report {
+        schema_version: SCHEMA_VERSION,
+        command: "recover",
+        mode: session.mode,
+        files: Vec::new(),
+    };
+    for (path, _) in &files {
+        report.files.push(recover_file(&session, path, args, now)?);
+    }
+    match args.output.format {
+        Format::Json => render::json(out, &report)?,
+        Format::Table => render::recover(out, &report, &args.output.styles())?,
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,252 @@
+//! What the three writing subcommands share: the options, resolving a
+//! path into the files to change, and carrying a plan out through
+//! `durable` (lock, change check, backup, publish, re-read).
+
+use std::fs::File;
+use std::io::{self, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+
+use super::inspect::KindArg;
+use crate::durable::{self, Identity, MasterLock, WriteError};
+use crate::plan::Mode;
+use crate::statedir::{self, InputError, Kind};
+
+/// `--apply`, `--output` and the backup and lock options.
+#[derive(Clone, Debug, Args)]
+pub struct WriteArgs {
+    /// Carry the plan out. Without it nothing is written, created or locked.
+    #[arg(long = "apply")]
+    pub apply: bool,
+
+    /// Write the result to this new file instead and leave the source
+    /// untouched (a single file PATH only; the file must not exist).
+    #[arg(long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Do not keep a copy of a file changed in place.
+    #[arg(long = "no-backup")]
+    pub no_backup: bool,
+
+    /// Keep backups in DIR instead of next to the file.
+    #[arg(long = "backup-dir", value_name = "DIR", conflicts_with = "no_backup")]
+    pub backup_dir: Option<PathBuf>,
+
+    /// Wait up to SECONDS for a running master to release the lock instead
+    /// of failing at once.
+    #[arg(long = "lock-timeout", value_name = "SECONDS", value_parser = parse_timeout)]
+    pub lock_timeout: Option<f64>,
+
+    /// Read a file PATH as this kind instead of detecting it.
+    #[arg(long = "kind", value_enum, value_name = "KIND")]
+    pub kind: Option<KindArg>,
+}
+
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v <= 1e6 => Ok(v),
+        _ => Err(format!(
+            "{text:?} is not a number of seconds between 0 and 1000000"
+        )),
+    }
+}
+
+/// A running write: the mode, the lock (held until dropped) and the
+/// backup stamp.
+pub struct Session<'a> {
+    args: &'a WriteArgs,
+    /// How it writes.
+    pub mode: Mode,
+    _lock: Option<MasterLock>,
+    stamp: String,
+}
+
+impl<'a> Session<'a> {
+    /// Starts a run on `dir` (the state directory, or a file's directory):
+    /// in apply mode, takes the master's lock first.
+    pub fn start(args: &'a WriteArgs, dir: &Path, targets: usize) -> anyhow::Result<Session<'a>> {
+        let mode = match (&args.output, args.apply) {
+            (Some(_), _) => Mode::Output,
+            (None, true) => Mode::Apply,
+            (None, false) => Mode::DryRun,
+        };
+        if mode == Mode::Output && targets != 1 {
+            anyhow::bail!("--output takes a single file PATH, not a directory");
+        }
+        let lock = if mode == Mode::Apply {
+            let wait = args.lock_timeout.map(Duration::from_secs_f64);
+            Some(MasterLock::acquire(dir, wait)?)
+        } else {
+            None
+        };
+        let stamp = jiff::Timestamp::now()
+            .strftime("%Y%m%dT%H%M%SZ")
+            .to_string();
+        Ok(Session {
+            args,
+            mode,
+            _lock: lock,
+            stamp,
+        })
+    }
+
+    /// Removes this tool's stale temporary files for `path` (apply mode).
+    pub fn clean_temps(&self, path: &Path) -> Vec<String> {
+        if self.mode != Mode::Apply {
+            return Vec::new();
+        }
+        durable::remove_stale_temps(path)
+            .into_iter()
+            .map(|p| p.display().to_string())
+            .collect()
+    }
+
+    /// Backs `path` up unless --no-backup.
+    pub fn backup(&self, path: &Path) -> Result<Option<String>, WriteError> {
+        if self.args.no_backup {
+            return Ok(None);
+        }
+        let dest = durable::backup(path, self.args.backup_dir.as_deref(), &self.stamp)?;
+        eprintln!(
+            "leasejournal: backed up {} to {}",
+            path.display(),
+            dest.display()
+        );
+        Ok(Some(dest.display().to_string()))
+    }
+
+    /// The `--output` file.
+    pub fn output(&self) -> Option<&Path> {
+        self.args.output.as_deref()
+    }
+}
+
+/// Resolves PATH into the files to change, in the order the master reads
+/// them on resume, keeping the kinds `wanted`; and the lock directory.
+pub fn targets(
+    path: &Path,
+    kind: Option<KindArg>,
+    wanted: &[Kind],
+) -> Result<(PathBuf, Vec<(PathBuf, Kind)>), InputError> {
+    let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, &e))?;
+    if meta.is_dir() {
+        let dir = statedir::examine(path, None)?;
+        let files: Vec<(PathBuf, Kind)> = dir
+            .files
+            .into_iter()
+            .filter(|(_, k)| wanted.contains(k))
+            .collect();
+        if files.is_empty() {
+            return Err(InputError::new(
+                path,
+                "contains no file this command changes",
+            ));
+        }
+        return Ok((path.to_path_buf(), files));
+    }
+    let kind = match kind
+        .map(KindArg::kind)
+        .or_else(|| statedir::kind_from_name(path))
+    {
+        Some(k) => k,
+        None => {
+            let (mut file, _) = statedir::open_regular(path)?;
+            let mut prefix = Vec::new();
+            (&mut file)
+                .take(64 << 10)
+                .read_to_end(&mut prefix)
+                .map_err(|e| InputError::io(path, &e))?;
+            statedir::kind_from_content(&prefix).ok_or_else(|| {
+                InputError::new(
+                    path,
+                    "neither a lease journal nor a state snapshot; name the kind with --kind",
+                )
+            })?
+        }
+    };
+    if !wanted.contains(&kind) {
+        return Err(InputError::new(
+            path,
+            format!(
+                "is a {}, which this command does not change",
+                kind_name(kind)
+            ),
+        ));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok((dir, vec![(path.to_path_buf(), kind)]))
+}
+
+/// `journal` or `snapshot`.
+pub fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Journal => "journal",
+        Kind::Snapshot => "snapshot",
+    }
+}
+
+/// The source opened for a pass, checked to be the file that was planned.
+pub fn reopen(path: &Path, identity: &Identity) -> io::Result<BufReader<File>> {
+    let (file, meta) = durable::open_target(path).map_err(io::Error::other)?;
+    if Identity::of(&meta) != *identity {
+        return Err(io::Error::other("the file changed since it was read"));
+    }
+    Ok(BufReader::with_capacity(1 << 20, file))
+}
+
+/// A sink that compares what is written with a reader's bytes.
+pub struct CompareSink<R: Read> {
+    src: R,
+    /// Bytes written so far.
+    pub written: u64,
+    /// Whether everything written so far matched.
+    pub equal: bool,
+}
+
+impl<R: Read> CompareSink<R> {
+    /// Compares against `src`.
+    pub fn new(src: R) -> Self {
+        CompareSink {
+            src,
+            written: 0,
+            equal: true,
+        }
+    }
+
+    /// Whether the output equalled the whole source.
+    pub fn finish(mut self) -> io::Result<(u64, bool)> {
+        let mut probe = [0u8; 1];
+        let at_end = self.src.read(&mut probe)? == 0;
+        Ok((self.written, self.equal && at_end))
+    }
+}
+
+impl<R: Read> Write for CompareSink<R> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.equal {
+            let mut theirs = vec![0u8; buf.len()];
+            let mut got = 0;
+            while got < buf.len() {
+                let n = self.src.read(&mut theirs[got..])?;
+                if n == 0 {
+                    break;
+                }
+                got += n;
+            }
+            if got < buf.len() || theirs != buf {
+                self.equal = false;
+            }
+        }
+        self.written += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

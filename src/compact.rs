@@ -1,0 +1,208 @@
+//! `compact` as a plan: upstream's compaction (active leases only, sorted by
+//! id, seven fields, each keeping its clock marker) and, by default, every
+//! completed id kept as its last lease followed by its `done`, so the
+//! completed set survives. Upstream's own `compact()` forgets completed ids,
+//! after which a finished item can be dispatched again; `--drop-completed`
+//! writes exactly its bytes. Pure: two passes over readers the caller gives.
+
+use std::io::{self, Read, Write};
+
+use serde::Serialize;
+
+use crate::journal::{
+    self, Active, Clock, ClockMarker, LineKind, LineReader, Op, Replay, Scan, WorkId, encode,
+};
+use crate::plan::StateView;
+
+/// A compaction plan for one journal.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// Whether completed ids are dropped (upstream's exact behaviour).
+    pub drop_completed: bool,
+    /// Lines in the source.
+    pub lines_before: u64,
+    /// Source size in bytes.
+    pub bytes_before: u64,
+    /// Records written.
+    pub records_after: u64,
+    /// Active leases written.
+    pub active: usize,
+    /// Completed ids kept (as lease + done pairs).
+    pub completed_kept: usize,
+    /// Completed ids forgotten (`--drop-completed`).
+    pub completed_dropped: usize,
+    /// Replay state now.
+    pub before: StateView,
+    /// Replay state of the compacted file.
+    pub after: StateView,
+    /// Offsets of the lines re-encoded in the first part of the output.
+    #[serde(skip)]
+    pub keep_offsets: Vec<u64>,
+    /// The active leases, sorted by id.
+    #[serde(skip)]
+    pub leases: Vec<(WorkId, Active)>,
+}
+
+/// A compaction plan with its measured result.
+#[derive(Debug, Serialize)]
+pub struct Measured {
+    /// The plan.
+    #[serde(flatten)]
+    pub plan: Plan,
+    /// Size of the result.
+    pub bytes_after: u64,
+    /// Whether the result equals the file already.
+    pub unchanged: bool,
+}
+
+/// Scans a journal for compaction (tracking where completions are).
+pub fn scan(src: impl Read) -> io::Result<Scan> {
+    journal::scan_into(src, Replay::tracking_completions(), &mut ())
+}
+
+/// Plans a compaction of the state `replay` holds (already scanned with
+/// [`scan`]; `migrate --rewrite` removes legacy leases from it first).
+pub fn plan(mut replay: Replay, lines: u64, bytes: u64, drop_completed: bool) -> Plan {
+    let before = StateView::of(&replay);
+    let completions = replay.completions.take().unwrap_or_default();
+    let mut keep_offsets: Vec<u64> = if drop_completed {
+        Vec::new()
+    } else {
+        completions
+            .values()
+            .flat_map(|c| [c.lease_offset, c.done_offset])
+            .collect()
+    };
+    keep_offsets.sort_unstable();
+    let completed = replay.completed.len();
+    if drop_completed {
+        replay.completed.clear();
+    }
+    let leases: Vec<(WorkId, Active)> = {
+        let mut v: Vec<(WorkId, Active)> = replay.active.drain().collect();
+        v.sort_unstable_by_key(|(id, _)| *id);
+        v
+    };
+    let mut after_replay = Replay {
+        active: leases.iter().cloned().collect(),
+        ..replay
+    };
+    after_replay.completions = None;
+    let after = StateView::of(&after_replay);
+    Plan {
+        drop_completed,
+        lines_before: lines,
+        bytes_before: bytes,
+        records_after: (keep_offsets.len() + leases.len()) as u64,
+        active: leases.len(),
+        completed_kept: if drop_completed { 0 } else { completed },
+        completed_dropped: if drop_completed { completed } else { 0 },
+        before,
+        after,
+        keep_offsets,
+        leases,
+    }
+}
+
+fn lease_bytes(id: &WorkId, a: &Active) -> Vec<u8> {
+    encode::lease_line(id, &a.worker, a.time, &a.attempts, a.clock, &a.payload)
+}
+
+/// Writes the compacted journal: the kept completion pairs in file order,
+/// re-encoded canonically, then the active leases sorted by id. `src` is
+/// the same file the plan was made from.
+pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
+    if !plan.keep_offsets.is_empty() {
+        let mut reader = LineReader::new(src);
+        let mut wanted = plan.keep_offsets.iter().peekable();
+        while let Some(line) = reader.next_line()? {
+            if wanted.next_if(|&&o| o == line.offset).is_none() {
+                continue;
+            }
+            let classified = journal::classify(line.content);
+            let LineKind::Record(record) = &classified.kind else {
+                return Err(io::Error::other(format!(
+                    "line {} is no longer a record: the file changed",
+                    line.number
+                )));
+            };
+            let bytes = match &record.op {
+                Op::Lease(Ok(lease)) => encode::lease_line(
+                    &record.id,
+                    &lease.worker,
+                    lease.time,
+                    &lease.attempts,
+                    lease.clock,
+                    &lease.payload,
+                ),
+                Op::Done => {
+                    let clock = match record.marker {
+                        ClockMarker::Unix => Clock::Unix,
+                        _ => Clock::Legacy,
+                    };
+                    encode::marker_line("done", &record.id, clock, record.time.unwrap_or(0.0))
+                }
+                _ => {
+                    return Err(io::Error::other(format!(
+                        "line {} is not the record the plan kept: the file changed",
+                        line.number
+                    )));
+                }
+            };
+            out.write_all(&bytes)?;
+            if wanted.peek().is_none() {
+                break;
+            }
+        }
+    }
+    for (id, a) in &plan.leases {
+        out.write_all(&lease_bytes(id, a))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compact(input: &str, drop_completed: bool) -> (Plan, String) {
+        let scan = scan(input.as_bytes()).unwrap();
+        let plan = plan(
+            scan.replay,
+            scan.summary.lines,
+            scan.summary.bytes,
+            drop_completed,
+        );
+        let mut out = Vec::new();
+        write_result(input.as_bytes(), &plan, &mut out).unwrap();
+        (plan, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn upstream_sample_compacts_to_upstreams_bytes() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/samples/");
+        let input =
+            std::fs::read_to_string(format!("{dir}work_leases.before_compaction.jsonl")).unwrap();
+        let (plan, out) = compact(&input, true);
+        assert_eq!(plan.completed_dropped, 1);
+        assert_eq!(out.lines().count(), 2);
+        for line in out.lines() {
+            assert!(input.contains(line), "byte-identical to its original line");
+        }
+        let (plan, kept) = compact(&input, false);
+        assert_eq!(plan.completed_kept, 1);
+        assert_eq!(plan.after, plan.before);
+        let rescan = journal::scan(kept.as_bytes(), &mut ()).unwrap();
+        assert_eq!(StateView::of(&rescan.replay), plan.before);
+    }
+
+    #[test]
+    fn legacy_values_are_normalised() {
+        let legacy = r#"{"op": "lease", "id": "b3ebf1ab1e22ca48684634c8a2b31bf4f956e0964f7eccb2c2e09cb59f6cc088", "payload": {"path": "legacy", "target_branch": 5}, "worker": "1", "time": 123456.789, "attempts": 0, "note": "x"}"#;
+        let (_, out) = compact(&format!("{legacy}\n"), true);
+        assert_eq!(
+            out,
+            "{\"attempts\":1,\"clock\":\"legacy\",\"id\":\"b3ebf1ab1e22ca48684634c8a2b31bf4f956e0964f7eccb2c2e09cb59f6cc088\",\"op\":\"lease\",\"payload\":{\"path\":\"legacy\",\"target_branch\":5},\"time\":123456.789,\"worker\":1}\n"
+        );
+    }
+}

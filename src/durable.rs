@@ -1,0 +1,505 @@
+//! The only code that writes user files: the master's lock, change
+//! detection, backups, atomic replacement and sealed appends, each durable
+//! (fsync of the file and of its directory) and each refusing symlinks.
+//!
+//! Order of a change in place, as the write commands use it:
+//! 1. [`MasterLock::acquire`] — the same `flock` the master takes, held
+//!    until the last fsync, so no master starts mid-change and no change
+//!    starts under a master;
+//! 2. read and plan (elsewhere), remembering the file's [`Identity`];
+//! 3. [`Identity::check`] — the file is still the one that was read;
+//! 4. [`backup`];
+//! 5. [`replace`] (temp file, fsync, verify, rename, fsync the directory)
+//!    or [`append`] (seal the tail, one write, fsync);
+//! 6. re-read and confirm (the caller, with the replay digest).
+//!
+//! A failed fsync is reported and never retried into a success. Failpoints
+//! (`LEASEJOURNAL_FAILPOINTS`) exist for the crash-safety tests only.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::statedir::MASTER_LOCK;
+
+/// Why a write did not happen (or did not complete).
+#[derive(Debug)]
+pub enum WriteError {
+    /// A live master holds the directory's lock.
+    Locked {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// The file changed between the read and the write.
+    Changed {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The target is a symbolic link (or not a regular file).
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead.
+        what: &'static str,
+    },
+    /// The destination of `--output` already exists.
+    Exists {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A system call failed.
+    Io {
+        /// The path it concerned.
+        path: PathBuf,
+        /// What was being done.
+        action: &'static str,
+        /// The error.
+        err: io::Error,
+    },
+    /// What was written does not replay to the planned state.
+    Verify {
+        /// The path.
+        path: PathBuf,
+        /// The difference.
+        detail: String,
+    },
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::Locked { dir } => write!(
+                f,
+                "{}: a running master holds {MASTER_LOCK}; nothing was written",
+                dir.display()
+            ),
+            WriteError::Changed { path } => write!(
+                f,
+                "{}: changed since it was read (another writer?); nothing was written",
+                path.display()
+            ),
+            WriteError::NotRegular { path, what } => {
+                write!(
+                    f,
+                    "{}: is {what}; refusing to write through it",
+                    path.display()
+                )
+            }
+            WriteError::Exists { path } => {
+                write!(
+                    f,
+                    "{}: already exists; refusing to overwrite it",
+                    path.display()
+                )
+            }
+            WriteError::Io { path, action, err } => {
+                write!(f, "{}: cannot {action}: {err}", path.display())
+            }
+            WriteError::Verify { path, detail } => write!(
+                f,
+                "{}: the result does not replay to the planned state ({detail}); the original is unchanged",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+fn io_err<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) -> WriteError + 'a {
+    move |err| WriteError::Io {
+        path: path.to_path_buf(),
+        action,
+        err,
+    }
+}
+
+/// Failpoints for the crash-safety tests: `LEASEJOURNAL_FAILPOINTS` holds
+/// `name=action` pairs separated by commas; `kill` sends SIGKILL to this
+/// process, `error` fails with an I/O error ("no space left on device"),
+/// `pause:PATH` creates `PATH.reached` and waits (up to 60 s) for
+/// `PATH.continue`.
+pub fn failpoint(name: &str) -> io::Result<()> {
+    let Ok(spec) = std::env::var("LEASEJOURNAL_FAILPOINTS") else {
+        return Ok(());
+    };
+    for item in spec.split(',') {
+        let Some((point, action)) = item.split_once('=') else {
+            continue;
+        };
+        if point != name {
+            continue;
+        }
+        if action == "kill" {
+            // SAFETY: raise has no preconditions; SIGKILL ends the process.
+            unsafe {
+                libc::raise(libc::SIGKILL);
+            }
+        } else if action == "error" {
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+        } else if let Some(path) = action.strip_prefix("pause:") {
+            fs::write(format!("{path}.reached"), b"")?;
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !Path::new(&format!("{path}.continue")).exists() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The master's directory lock, held until dropped.
+#[derive(Debug)]
+pub struct MasterLock {
+    _file: File,
+}
+
+impl MasterLock {
+    /// Takes `<dir>/.master-queue.lock` as the master does: opened
+    /// `O_RDWR|O_CREAT|O_CLOEXEC|O_NOFOLLOW` with mode 0600, a regular file,
+    /// `flock(LOCK_EX|LOCK_NB)`. With `wait`, retries until it expires.
+    pub fn acquire(dir: &Path, wait: Option<Duration>) -> Result<MasterLock, WriteError> {
+        let path = dir.join(MASTER_LOCK);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(|err| match err.raw_os_error() {
+                Some(libc::ELOOP) => WriteError::NotRegular {
+                    path: path.clone(),
+                    what: "a symbolic link",
+                },
+                _ => WriteError::Io {
+                    path: path.clone(),
+                    action: "open the master lock",
+                    err,
+                },
+            })?;
+        let meta = file
+            .metadata()
+            .map_err(io_err(&path, "stat the master lock"))?;
+        if !meta.is_file() {
+            return Err(WriteError::NotRegular {
+                path,
+                what: "not a regular file",
+            });
+        }
+        let deadline = wait.map(|w| Instant::now() + w);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(MasterLock { _file: file }),
+                Err(fs::TryLockError::WouldBlock) => {
+                    if deadline.is_none_or(|d| Instant::now() >= d) {
+                        return Err(WriteError::Locked {
+                            dir: dir.to_path_buf(),
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(fs::TryLockError::Error(err)) => {
+                    return Err(WriteError::Io {
+                        path,
+                        action: "lock the master lock",
+                        err,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// What identifies the version of a file that was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+}
+
+impl Identity {
+    /// The identity of an open file's metadata.
+    pub fn of(meta: &fs::Metadata) -> Identity {
+        Identity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.len(),
+            mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
+        }
+    }
+
+    /// Fails unless `path` is still a regular file with this identity.
+    pub fn check(&self, path: &Path) -> Result<(), WriteError> {
+        let meta = fs::symlink_metadata(path).map_err(io_err(path, "stat"))?;
+        if meta.file_type().is_symlink() {
+            return Err(WriteError::NotRegular {
+                path: path.to_path_buf(),
+                what: "a symbolic link",
+            });
+        }
+        if Identity::of(&meta) != *self {
+            return Err(WriteError::Changed {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Opens a file to be changed: no symlink, a regular file.
+pub fn open_target(path: &Path) -> Result<(File, fs::Metadata), WriteError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => WriteError::NotRegular {
+                path: path.to_path_buf(),
+                what: "a symbolic link",
+            },
+            _ => WriteError::Io {
+                path: path.to_path_buf(),
+                action: "open",
+                err,
+            },
+        })?;
+    let meta = file.metadata().map_err(io_err(path, "stat"))?;
+    if !meta.is_file() {
+        return Err(WriteError::NotRegular {
+            path: path.to_path_buf(),
+            what: "not a regular file",
+        });
+    }
+    Ok((file, meta))
+}
+
+fn sync_dir(dir: &Path) -> Result<(), WriteError> {
+    let d = File::open(dir).map_err(io_err(dir, "open the directory"))?;
+    d.sync_all().map_err(io_err(dir, "fsync the directory"))
+}
+
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Copies `path` to `<dir>/<name>.bak.<stamp>` (dir: `backup_dir` or the
+/// file's own), fsyncs the copy and its directory, and returns its path.
+/// `stamp` is a UTC timestamp such as `20261130T073645Z`.
+pub fn backup(path: &Path, backup_dir: Option<&Path>, stamp: &str) -> Result<PathBuf, WriteError> {
+    let (mut src, meta) = open_target(path)?;
+    let dir = backup_dir.unwrap_or_else(|| parent(path));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut attempt = 0;
+    let (dest, mut out) = loop {
+        let suffix = if attempt == 0 {
+            String::new()
+        } else {
+            format!("-{attempt}")
+        };
+        let dest = dir.join(format!("{name}.bak.{stamp}{suffix}"));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(meta.permissions().mode() & 0o777)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&dest)
+        {
+            Ok(f) => break (dest, f),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => attempt += 1,
+            Err(err) => {
+                return Err(WriteError::Io {
+                    path: dest,
+                    action: "create the backup",
+                    err,
+                });
+            }
+        }
+    };
+    let result = (|| {
+        io::copy(&mut src, &mut out).map_err(io_err(&dest, "write the backup"))?;
+        failpoint("backup-written").map_err(io_err(&dest, "write the backup"))?;
+        out.sync_all().map_err(io_err(&dest, "fsync the backup"))?;
+        sync_dir(parent(&dest))
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&dest);
+        return Err(e);
+    }
+    Ok(dest)
+}
+
+/// This tool's temporary file for `target`.
+pub fn temp_path(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    parent(target).join(format!("{name}.leasejournal.{}.tmp", std::process::id()))
+}
+
+/// Removes this tool's leftover temporary files for `target` (call under
+/// the master lock, when no run of this tool can be writing them).
+pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!("{name}.leasejournal.");
+    let mut removed = Vec::new();
+    if let Ok(entries) = fs::read_dir(parent(target)) {
+        for entry in entries.flatten() {
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            if file_name.starts_with(&prefix)
+                && file_name.ends_with(".tmp")
+                && entry.file_type().is_ok_and(|t| t.is_file())
+                && fs::remove_file(entry.path()).is_ok()
+            {
+                removed.push(entry.path());
+            }
+        }
+    }
+    removed
+}
+
+/// Writes a new version of `target` through a temporary file: `produce`
+/// writes the content, `check` re-reads the finished temporary file and
+/// accepts or refuses it, and only then is it renamed over `target` and the
+/// directory fsynced. `like` gives the mode and owner to keep (the
+/// original's); `None` for a new file (mode 0644 less the umask).
+/// `must_not_exist` refuses to replace an existing `target`.
+pub fn replace(
+    target: &Path,
+    like: Option<&fs::Metadata>,
+    must_not_exist: bool,
+    produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    check: impl FnOnce(&mut File) -> Result<(), String>,
+) -> Result<(), WriteError> {
+    if must_not_exist && fs::symlink_metadata(target).is_ok() {
+        return Err(WriteError::Exists {
+            path: target.to_path_buf(),
+        });
+    }
+    let temp = temp_path(target);
+    let mode = like.map_or(0o644, |m| m.permissions().mode() & 0o7777);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&temp)
+        .map_err(io_err(&temp, "create the temporary file"))?;
+    let result = (|| {
+        if let Some(m) = like {
+            // Keep the original's owner; only root can give a file away, and
+            // a non-root user's file already has the right owner.
+            if let Err(err) = std::os::unix::fs::fchown(&file, Some(m.uid()), Some(m.gid())) {
+                if err.kind() != io::ErrorKind::PermissionDenied {
+                    return Err(WriteError::Io {
+                        path: temp.clone(),
+                        action: "keep the owner",
+                        err,
+                    });
+                }
+            }
+            fs::set_permissions(&temp, fs::Permissions::from_mode(mode))
+                .map_err(io_err(&temp, "keep the mode"))?;
+        }
+        let mut out = BufWriter::with_capacity(1 << 20, &file);
+        produce(&mut out).map_err(io_err(&temp, "write the temporary file"))?;
+        out.flush()
+            .map_err(io_err(&temp, "write the temporary file"))?;
+        drop(out);
+        failpoint("temp-written").map_err(io_err(&temp, "write the temporary file"))?;
+        file.sync_all()
+            .map_err(io_err(&temp, "fsync the temporary file"))?;
+        let mut reread = File::open(&temp).map_err(io_err(&temp, "re-read the temporary file"))?;
+        check(&mut reread).map_err(|detail| WriteError::Verify {
+            path: target.to_path_buf(),
+            detail,
+        })?;
+        failpoint("before-rename").map_err(io_err(target, "rename"))?;
+        if must_not_exist && fs::symlink_metadata(target).is_ok() {
+            return Err(WriteError::Exists {
+                path: target.to_path_buf(),
+            });
+        }
+        fs::rename(&temp, target).map_err(io_err(target, "rename the temporary file over"))?;
+        failpoint("after-rename").map_err(io_err(target, "fsync the directory"))?;
+        sync_dir(parent(target))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+/// How to make the end of a file safe to append to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seal {
+    /// It ends with a line terminator (or is empty).
+    Clean,
+    /// Cut it to this length (a torn or zero-filled tail goes).
+    Truncate(u64),
+    /// Its last record is complete but unterminated: add a newline.
+    Newline,
+}
+
+/// Seals the end of `target` and appends `bytes` in one write, fsyncing
+/// after each step.
+pub fn append(target: &Path, seal: Seal, bytes: &[u8]) -> Result<(), WriteError> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(target)
+        .map_err(io_err(target, "open for appending"))?;
+    match seal {
+        Seal::Clean => {}
+        Seal::Truncate(len) => {
+            file.set_len(len)
+                .map_err(io_err(target, "cut the torn tail"))?;
+            file.sync_all()
+                .map_err(io_err(target, "fsync after cutting the tail"))?;
+            failpoint("tail-cut").map_err(io_err(target, "append"))?;
+        }
+        Seal::Newline => {
+            file.seek(SeekFrom::End(0))
+                .map_err(io_err(target, "append"))?;
+            file.write_all(b"\n")
+                .map_err(io_err(target, "terminate the last line"))?;
+            file.sync_all()
+                .map_err(io_err(target, "fsync after terminating the last line"))?;
+        }
+    }
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    failpoint("before-append").map_err(io_err(target, "append"))?;
+    file.seek(SeekFrom::End(0))
+        .map_err(io_err(target, "append"))?;
+    let start = file.stream_position().map_err(io_err(target, "append"))?;
+    if let Err(err) = file.write_all(bytes) {
+        // Leave no partial record behind: cut back to where the append began.
+        let _ = file.set_len(start);
+        let _ = file.sync_all();
+        return Err(WriteError::Io {
+            path: target.to_path_buf(),
+            action: "append",
+            err,
+        });
+    }
+    file.sync_all()
+        .map_err(io_err(target, "fsync after appending"))
+}

@@ -1,0 +1,184 @@
+//! What the write commands share: the replay state as a plan shows it, the
+//! selection and order of leases to reclaim, and the check that a written
+//! file replays to the planned state.
+
+use std::io::Read;
+
+use serde::Serialize;
+
+use crate::journal::{self, Active, Clock, Replay, WorkId};
+use crate::json::{self, PyInt, Value};
+use crate::statedir::Kind;
+
+/// A replay state as counts and a digest ([`Replay::digest`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StateView {
+    /// Active leases.
+    pub active: usize,
+    /// Completed ids.
+    pub completed: usize,
+    /// SHA-256 of the canonical state.
+    pub digest: String,
+}
+
+impl StateView {
+    /// Summarises a replay.
+    pub fn of(replay: &Replay) -> StateView {
+        StateView {
+            active: replay.active.len(),
+            completed: replay.completed.len(),
+            digest: replay.digest(),
+        }
+    }
+}
+
+/// Replays what a reader holds and compares it with the planned state.
+pub fn check_replay(src: impl Read, planned: &StateView) -> Result<(), String> {
+    let scan = journal::scan(src, &mut ()).map_err(|e| format!("re-read failed: {e}"))?;
+    let got = StateView::of(&scan.replay);
+    if &got == planned {
+        Ok(())
+    } else {
+        Err(format!(
+            "planned {} active, {} completed, digest {}; found {} active, {} completed, digest {}",
+            planned.active,
+            planned.completed,
+            &planned.digest[..16],
+            got.active,
+            got.completed,
+            &got.digest[..16]
+        ))
+    }
+}
+
+/// A lease to reclaim, as a plan lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reclaim {
+    /// Work id.
+    pub id: WorkId,
+    /// Owner rank.
+    pub worker: PyInt,
+    /// Clock domain.
+    pub clock: Clock,
+    /// Lease time.
+    pub time: f64,
+    /// `now - time` for a unix lease.
+    pub age_seconds: Option<f64>,
+    /// Attempts counter.
+    pub attempts: PyInt,
+    /// Line of the lease in force.
+    pub line: u64,
+    /// The payload's `path`, when it is a string.
+    pub path: Option<String>,
+    /// Whether the payload carries a non-null `continuation`.
+    pub continuation: bool,
+    /// Whether upstream will drop the work on resume (its `path` is not a
+    /// file on this host and it has no continuation); filled in by the
+    /// caller, which may look at the file system.
+    pub dropped_on_resume: Option<bool>,
+}
+
+/// Upstream's `recover_expired` selection and order: the leases `expired`
+/// accepts, sorted by `(attempts, time, id)`, at most `limit` (0: all).
+pub fn reclaims(
+    replay: &Replay,
+    now: f64,
+    limit: usize,
+    expired: impl Fn(&Active) -> bool,
+) -> Vec<Reclaim> {
+    let mut chosen: Vec<(&WorkId, &Active)> =
+        replay.active.iter().filter(|(_, a)| expired(a)).collect();
+    chosen.sort_by(|(ia, a), (ib, b)| {
+        a.attempts
+            .cmp(&b.attempts)
+            .then(a.time.total_cmp(&b.time))
+            .then(ia.cmp(ib))
+    });
+    if limit > 0 {
+        chosen.truncate(limit);
+    }
+    chosen
+        .into_iter()
+        .map(|(id, a)| {
+            let (path, continuation) = payload_facts(&a.payload);
+            Reclaim {
+                id: *id,
+                worker: a.worker.clone(),
+                clock: a.clock,
+                time: a.time,
+                age_seconds: (a.clock == Clock::Unix).then_some(now - a.time),
+                attempts: a.attempts.clone(),
+                line: a.line,
+                path,
+                continuation,
+                dropped_on_resume: None,
+            }
+        })
+        .collect()
+}
+
+/// The payload's `path` and whether it has a non-null `continuation`.
+pub fn payload_facts(payload: &[u8]) -> (Option<String>, bool) {
+    let Some(obj) = std::str::from_utf8(payload)
+        .ok()
+        .and_then(|t| json::parse(t, json::Mode::Journal).ok())
+        .and_then(|p| match p.value {
+            Value::Object(o) => Some(o),
+            _ => None,
+        })
+    else {
+        return (None, false);
+    };
+    let path = match obj.get("path") {
+        Some(Value::Str(s)) => Some(s.to_string_lossy()),
+        _ => None,
+    };
+    let continuation = matches!(obj.get("continuation"), Some(v) if *v != Value::Null);
+    (path, continuation)
+}
+
+/// How a run writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Print the plan only.
+    DryRun,
+    /// Change files in place.
+    Apply,
+    /// Write the result to `--output`.
+    Output,
+}
+
+/// What happened to one file.
+#[derive(Debug, Serialize)]
+pub struct Outcome<P: Serialize> {
+    /// The file.
+    pub path: String,
+    /// `journal` or `snapshot`.
+    pub kind: Kind,
+    /// The plan.
+    pub plan: P,
+    /// Whether anything was written.
+    pub written: bool,
+    /// The backup made, if any.
+    pub backup: Option<String>,
+    /// The `--output` file written, if any.
+    pub output: Option<String>,
+    /// Stale temporary files of this tool removed under the lock.
+    pub removed_temp_files: Vec<String>,
+    /// A remark ("nothing to do", …).
+    pub note: Option<String>,
+}
+
+/// The report of a writing subcommand.
+#[derive(Debug, Serialize)]
+pub struct Report<P: Serialize> {
+    /// Contract version.
+    pub schema_version: u32,
+    /// `recover`, `migrate` or `compact`.
+    pub command: &'static str,
+    /// How it wrote.
+    pub mode: Mode,
+    /// Per file, in the order they were handled.
+    pub files: Vec<Outcome<P>>,
+}
