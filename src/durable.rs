@@ -405,14 +405,14 @@ pub fn replace(
         if let Some(m) = like {
             // Keep the original's owner; only root can give a file away, and
             // a non-root user's file already has the right owner.
-            if let Err(err) = std::os::unix::fs::fchown(&file, Some(m.uid()), Some(m.gid())) {
-                if err.kind() != io::ErrorKind::PermissionDenied {
-                    return Err(WriteError::Io {
-                        path: temp.clone(),
-                        action: "keep the owner",
-                        err,
-                    });
-                }
+            if let Err(err) = std::os::unix::fs::fchown(&file, Some(m.uid()), Some(m.gid()))
+                && err.kind() != io::ErrorKind::PermissionDenied
+            {
+                return Err(WriteError::Io {
+                    path: temp.clone(),
+                    action: "keep the owner",
+                    err,
+                });
             }
             fs::set_permissions(&temp, fs::Permissions::from_mode(mode))
                 .map_err(io_err(&temp, "keep the mode"))?;

@@ -303,10 +303,8 @@ pub fn lock_holders(proc_locks: &str, dev: u64, ino: u64) -> Vec<i64> {
         let matches = u64::from_str_radix(maj, 16) == Ok(major)
             && u64::from_str_radix(min, 16) == Ok(minor)
             && inode.parse::<u64>() == Ok(ino);
-        if matches {
-            if let Ok(pid) = fields[4].parse() {
-                pids.push(pid);
-            }
+        if matches && let Ok(pid) = fields[4].parse() {
+            pids.push(pid);
         }
     }
     pids

@@ -510,17 +510,17 @@ impl Observer for JournalChecks<'_> {
         }
 
         let Some(record) = record else { return };
-        if let Op::Lease(Ok(lease)) = &record.op {
-            if !lease.lenient.is_empty() {
-                f.add(s, "lenient-field", file, at, || {
-                    lease
-                        .lenient
-                        .iter()
-                        .map(|l| format!("{}: {}", l.field.as_str(), l.note))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                });
-            }
+        if let Op::Lease(Ok(lease)) = &record.op
+            && !lease.lenient.is_empty()
+        {
+            f.add(s, "lenient-field", file, at, || {
+                lease
+                    .lenient
+                    .iter()
+                    .map(|l| format!("{}: {}", l.field.as_str(), l.note))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            });
         }
         if !record.unknown_fields.is_empty() {
             f.add(s, "unknown-field", file, at, || {
@@ -555,22 +555,22 @@ impl Observer for JournalChecks<'_> {
                 "a done record in the deferred-dispatch journal".into()
             });
         }
-        if record.marker == ClockMarker::Unix {
-            if let Some(t) = record.time {
-                if let Some(prev) = self.last_unix_time {
-                    if t < prev - s.skew {
-                        f.add(s, "clock-regression", file, at, || {
-                            format!(
-                                "time {} is {:.0} s before the previous record's {}",
-                                crate::json::float_repr(t),
-                                prev - t,
-                                crate::json::float_repr(prev)
-                            )
-                        });
-                    }
-                }
-                self.last_unix_time = Some(t);
+        if record.marker == ClockMarker::Unix
+            && let Some(t) = record.time
+        {
+            if let Some(prev) = self.last_unix_time
+                && t < prev - s.skew
+            {
+                f.add(s, "clock-regression", file, at, || {
+                    format!(
+                        "time {} is {:.0} s before the previous record's {}",
+                        crate::json::float_repr(t),
+                        prev - t,
+                        crate::json::float_repr(prev)
+                    )
+                });
             }
+            self.last_unix_time = Some(t);
         }
     }
 }

@@ -16,6 +16,18 @@ struct Extra {
     catalog: bool,
 }
 
+/// How the writing subcommands change files.
+const WRITING: (&str, &[&str]) = (
+    "WRITING",
+    &[
+        "Without --apply or --output nothing is written, created or locked: the plan is printed and the exit status is 0.",
+        "With --apply the directory's .master-queue.lock is taken exactly as the master takes it (flock LOCK_EX|LOCK_NB; --lock-timeout waits) and held until the last fsync; a running master makes the command exit with status 3. The file must still be the one that was read (device, inode, size, mtime) or nothing is written. The original is copied to FILE.bak.<UTC timestamp> (or into --backup-dir) and fsynced first, unless --no-backup.",
+        "A rewrite goes to FILE.leasejournal.<pid>.tmp in the same directory (created exclusively, never through a symlink, with the original's mode and owner), is fsynced, re-read and replayed, and is renamed over FILE only if it replays to the planned state; then the directory is fsynced. An append first cuts a torn or zero-filled tail (or adds a missing newline), then writes all new records in one write and fsyncs, then re-reads the file. Symlinked targets are refused. A later run removes this tool's stale temporary files under the lock.",
+        "Every record written is byte-identical to what upstream writes: sorted keys, \",\" and \":\" separators, ensure_ascii escaping, Python float repr, \"clock\":\"unix\" on new records.",
+        "The JSON report (--format json): {\"schema_version\":1,\"command\",\"mode\":\"dry-run\"|\"apply\"|\"output\",\"files\":[{\"path\",\"kind\",\"plan\",\"written\",\"backup\",\"output\",\"removed_temp_files\",\"note\"}]}; each plan carries the replay state before and after as {\"active\",\"completed\",\"digest\"}.",
+    ],
+);
+
 fn extra(name: &str) -> Extra {
     match name {
         "inspect" => Extra {
@@ -47,6 +59,56 @@ fn extra(name: &str) -> Extra {
                     "directory: {\"kind\":\"directory\",\"path\",\"files\":[the objects above],\"missing\",\"stale_temp_files\",\"master_lock\":{\"present\",\"held\",\"holders\"}}.",
                 ],
             )],
+            catalog: false,
+        },
+        "recover" => Extra {
+            examples: &[
+                (
+                    "leasejournal recover /out/run1",
+                    "The plan: the tail to seal, the leases resume would reclaim, the state before and after. Nothing is written.",
+                ),
+                (
+                    "leasejournal recover --apply /out/run1",
+                    "Carry it out under the master's lock, with a backup of each file.",
+                ),
+                (
+                    "leasejournal recover --salvage --ttl 600 --apply .work_leases.jsonl",
+                    "Also split glued records back out; reclaim only leases at least 10 minutes old.",
+                ),
+                (
+                    "leasejournal recover --output recovered.jsonl .work_leases.jsonl",
+                    "Write the result to a new file; the journal stays as it is.",
+                ),
+            ],
+            sections: &[WRITING],
+            catalog: false,
+        },
+        "migrate" => Extra {
+            examples: &[
+                (
+                    "leasejournal migrate /out/run1",
+                    "What migrating the directory would change.",
+                ),
+                (
+                    "leasejournal migrate --apply --rewrite /out/run1",
+                    "Reclaim legacy leases, compact the journals, rewrite a legacy snapshot.",
+                ),
+            ],
+            sections: &[WRITING],
+            catalog: false,
+        },
+        "compact" => Extra {
+            examples: &[
+                (
+                    "leasejournal compact --apply /out/run1/.work_leases.jsonl",
+                    "Rewrite the journal as its state, completed ids included.",
+                ),
+                (
+                    "leasejournal compact --drop-completed --output upstream.jsonl .work_leases.jsonl",
+                    "Exactly what upstream's compact() would write, into a new file.",
+                ),
+            ],
+            sections: &[WRITING],
             catalog: false,
         },
         "completions" => Extra {

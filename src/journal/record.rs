@@ -297,7 +297,7 @@ const MARKER_FIELDS: [&str; 4] = ["clock", "id", "op", "time"];
 /// How far back from the end of a corrupt line a glued record may start,
 /// and how many starts are tried: bounds the work on hostile lines.
 const GLUE_WINDOW: usize = 16 << 20;
-const GLUE_CANDIDATES: usize = 64;
+const GLUE_CANDIDATES: usize = 16;
 
 /// Classifies one line (without its terminator).
 pub fn classify(content: &[u8]) -> Classified {
@@ -386,16 +386,31 @@ fn classify_text(text: &str, look_for_glue: bool) -> LineKind {
 }
 
 /// The leftmost complete record glued onto a torn fragment, if any.
+///
+/// Only lines ending in `}` can end with a record, and a candidate must
+/// open like a record (`{"` and one of the record's member names), which
+/// keeps hostile lines from costing more than a few parses each.
 fn find_glued(text: &str) -> Option<(usize, Box<Record>)> {
     let bytes = text.as_bytes();
+    let trimmed = text.trim_end_matches([' ', '\t', '\n', '\r']);
+    if !trimmed.ends_with('}') {
+        return None;
+    }
+    const OPENINGS: [&[u8]; 7] = [
+        b"{\"attempts\"",
+        b"{\"clock\"",
+        b"{\"id\"",
+        b"{\"op\"",
+        b"{\"payload\"",
+        b"{\"time\"",
+        b"{\"worker\"",
+    ];
     let floor = bytes.len().saturating_sub(GLUE_WINDOW).max(1);
-    bytes
-        .iter()
-        .enumerate()
-        .skip(floor)
-        .filter(|(_, b)| **b == b'{')
+    memchr::memchr_iter(b'{', &bytes[floor..])
+        .map(|i| floor + i)
+        .filter(|&at| OPENINGS.iter().any(|o| bytes[at..].starts_with(o)))
         .take(GLUE_CANDIDATES)
-        .find_map(|(at, _)| match classify_text(&text[at..], false) {
+        .find_map(|at| match classify_text(&text[at..], false) {
             LineKind::Record(record) => Some((at, Box::new(record))),
             _ => None,
         })

@@ -139,10 +139,8 @@ impl Replay {
 
     fn lease(&mut self, id: WorkId, lease: &Lease, line: u64, offset: u64) -> Effect {
         let was_completed = self.completed.remove(&id);
-        if was_completed {
-            if let Some(completions) = &mut self.completions {
-                completions.remove(&id);
-            }
+        if was_completed && let Some(completions) = &mut self.completions {
+            completions.remove(&id);
         }
         let entry = Active {
             worker: lease.worker.clone(),

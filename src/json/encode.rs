@@ -109,16 +109,8 @@ pub fn float_repr(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
     }
-    // Rust's `{:e}` prints the same shortest round-trip digits as Python's
-    // repr (both pick the closest of the shortest candidates).
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let sign = if f < 0.0 { "-" } else { "" };
+    let (digits, exp) = shortest_digits(f.abs());
     let decpt = exp + 1;
     let mut s = String::from(sign);
     if decpt > -4 && decpt <= 16 {
@@ -147,6 +139,42 @@ pub fn float_repr(f: f64) -> String {
         s.push_str(&format!("{:02}", e.abs()));
     }
     s
+}
+
+/// The shortest decimal digits that round-trip to `f` (positive, finite,
+/// non-zero) and the decimal exponent of the first digit, chosen as
+/// CPython's `repr` chooses them: the candidate closest to the exact value,
+/// and on an exact tie the one with an even last digit. Rust's `{:e}`
+/// gives the same digits except on ties, where it rounds half up.
+fn shortest_digits(f: f64) -> (String, i32) {
+    let split = |sci: &str| -> (String, i32) {
+        let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+        (mantissa.replace('.', ""), exp.parse().unwrap_or(0))
+    };
+    let (digits, exp) = split(&format!("{f:e}"));
+    let n = digits.len();
+    // A tie needs the exact value to be the n-digit midpoint: its digit
+    // n+1 is 5 and nothing follows. Check cheaply, then exactly (a double
+    // has at most 767 significant decimal digits).
+    let (rounded, _) = split(&format!("{f:.n$e}"));
+    if !rounded.ends_with('5') {
+        return (digits, exp);
+    }
+    let (exact, exact_exp) = split(&format!("{f:.800e}"));
+    let exact = exact.trim_end_matches('0');
+    if exact.len() != n + 1 || !exact.ends_with('5') || exact_exp != exp {
+        return (digits, exp);
+    }
+    let low = &exact[..n];
+    let last = low.as_bytes()[n - 1] - b'0';
+    if last.is_multiple_of(2) {
+        // Python keeps the even lower neighbour if it round-trips.
+        let candidate = format!("{}.{}e{exp}", &low[..1], &low[1..]);
+        if candidate.parse::<f64>() == Ok(f) {
+            return (low.to_string(), exp);
+        }
+    }
+    (digits, exp)
 }
 
 /// Python's `repr(float)` for any value, with JSON's spellings of the
@@ -214,6 +242,8 @@ mod tests {
     }
 
     #[test]
+    // The tie cases are exact binary values, written out in full on purpose.
+    #[allow(clippy::excessive_precision)]
     fn float_repr_matches_python() {
         let cases = [
             (1e16, "1e+16"),
@@ -231,6 +261,12 @@ mod tests {
             (-1.5e-7, "-1.5e-07"),
             (9999999999999998.0, "9999999999999998.0"),
             (0.001, "0.001"),
+            // Ties between two shortest candidates go to the even digit.
+            (562949953421312.25, "562949953421312.2"),
+            (8796093022212.3125, "8796093022212.312"),
+            (562949953421312.75, "562949953421312.8"),
+            (0.5, "0.5"),
+            (2.5, "2.5"),
         ];
         for (f, want) in cases {
             assert_eq!(float_repr(f), want, "{f:e}");

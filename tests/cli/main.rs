@@ -6,3 +6,4 @@ mod jsontestsuite;
 mod man;
 mod support;
 mod verify;
+mod write;

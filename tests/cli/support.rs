@@ -35,6 +35,21 @@ pub fn json_ok(cmd: &mut Command) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
 
+/// Like [`json_ok`] for the writing commands, whose stderr may only carry
+/// their "backed up … to …" notes.
+pub fn json_written(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().expect("run leasejournal");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(
+        stderr
+            .lines()
+            .all(|l| l.starts_with("leasejournal: backed up ")),
+        "stderr: {stderr}"
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
 /// The fidelity case directories whose name starts with one of `prefixes`.
 pub fn cases(prefixes: &[char]) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixture("fidelity"))
