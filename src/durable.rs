@@ -120,7 +120,8 @@ fn io_err<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) ->
 /// `name=action` pairs separated by commas; `kill` sends SIGKILL to this
 /// process, `error` fails with an I/O error ("no space left on device"),
 /// `pause:PATH` creates `PATH.reached` and waits (up to 60 s) for
-/// `PATH.continue`.
+/// `PATH.continue`; `truncate` (at `temp-written` only) halves the
+/// temporary file.
 pub fn failpoint(name: &str) -> io::Result<()> {
     let Ok(spec) = std::env::var("LEASEJOURNAL_FAILPOINTS") else {
         return Ok(());
@@ -146,6 +147,23 @@ pub fn failpoint(name: &str) -> io::Result<()> {
                 std::thread::sleep(Duration::from_millis(10));
             }
         }
+    }
+    Ok(())
+}
+
+/// The failpoint action `truncate` at `name`: cuts `file` to half its
+/// length, so the tests can show that a result which does not replay to
+/// the plan is never published.
+fn truncate_point(name: &str, file: &File) -> io::Result<()> {
+    let Ok(spec) = std::env::var("LEASEJOURNAL_FAILPOINTS") else {
+        return Ok(());
+    };
+    if spec
+        .split(',')
+        .any(|item| item == format!("{name}=truncate"))
+    {
+        let len = file.metadata()?.len();
+        file.set_len(len / 2)?;
     }
     Ok(())
 }
@@ -423,6 +441,7 @@ pub fn replace(
             .map_err(io_err(&temp, "write the temporary file"))?;
         drop(out);
         failpoint("temp-written").map_err(io_err(&temp, "write the temporary file"))?;
+        truncate_point("temp-written", &file).map_err(io_err(&temp, "write the temporary file"))?;
         file.sync_all()
             .map_err(io_err(&temp, "fsync the temporary file"))?;
         let mut reread = File::open(&temp).map_err(io_err(&temp, "re-read the temporary file"))?;

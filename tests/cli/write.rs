@@ -538,6 +538,37 @@ fn a_full_disk_is_a_clear_error() {
 }
 
 #[test]
+fn a_result_that_does_not_replay_to_the_plan_is_never_published() {
+    let cases: [(&str, &[&str]); 3] = [
+        ("fidelity/j000/journal.jsonl", &["compact", "--apply"]),
+        (
+            "samples/torn_tail_demo.jsonl",
+            &["recover", "--salvage", "--apply"],
+        ),
+        ("fidelity/j000/journal.jsonl", &["compact", "--output"]),
+    ];
+    for (source, args) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        fs::copy(fixture(source), &path).unwrap();
+        let before = fs::read(&path).unwrap();
+        let mut cmd = lj();
+        cmd.args(args);
+        if args.contains(&"--output") {
+            cmd.arg(dir.path().join("out.jsonl"));
+        }
+        cmd.arg(&path)
+            .env("LEASEJOURNAL_FAILPOINTS", "temp-written=truncate")
+            .assert()
+            .code(2)
+            .stderr(contains("does not replay to the planned state"));
+        assert_eq!(fs::read(&path).unwrap(), before, "{args:?}");
+        assert!(temps(dir.path()).is_empty(), "{args:?}");
+        assert!(!dir.path().join("out.jsonl").exists());
+    }
+}
+
+#[test]
 fn output_backup_dir_and_stale_temp_cleanup() {
     let dir = copy_dir(&fixture("fidelity/j000"));
     let path = dir.path().join("journal.jsonl");
