@@ -17,6 +17,7 @@
 //!     an input file.
 pub mod cli;
 pub mod compact;
+pub mod diff;
 pub mod durable;
 pub mod inspect;
 pub mod journal;

@@ -111,6 +111,29 @@ fn extra(name: &str) -> Extra {
             sections: &[WRITING],
             catalog: false,
         },
+        "diff" => Extra {
+            examples: &[
+                (
+                    "leasejournal diff last-good/.state_tasks.json /out/run1/.state_tasks.json",
+                    "What changed in the statistics since the last good run.",
+                ),
+                (
+                    "leasejournal diff --ignore elapsed --ignore last_lease --only changed a.json b.json",
+                    "Only changed fields, without the noisy ones.",
+                ),
+                (
+                    "leasejournal diff --history backup.jsonl /out/run1/.work_leases.jsonl",
+                    "Which records of the live journal changed which lease.",
+                ),
+            ],
+            sections: &[(
+                "JSON OUTPUT",
+                &[
+                    "{\"schema_version\":1,\"kind\":\"snapshot\"|\"journal\",\"a\",\"b\",\"identical\":bool,\"changes\":[{\"entity\":\"task\"|\"lease\"|\"config\"|\"active\"|\"completed\",\"change\":\"added\"|\"removed\"|\"changed\",\"id\",\"field\",\"before\",\"after\",\"delta\"}],\"counts\":{\"task changed\":n,...},\"summary\":{\"a\",\"b\"},\"bytes\":{\"relation\":\"identical\"|\"appended\"|\"truncated\"|\"diverged\",...},\"history\",\"notes\"}. Snapshot times are compared as the files hold them (restore zeroes legacy ones).",
+                ],
+            )],
+            catalog: false,
+        },
         "completions" => Extra {
             examples: &[
                 (

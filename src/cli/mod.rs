@@ -3,6 +3,7 @@
 
 mod compact;
 mod completions;
+mod diff;
 mod exit;
 mod explain;
 mod inspect;
@@ -47,6 +48,7 @@ pub enum Command {
     Recover(recover::RecoverArgs),
     Migrate(migrate::MigrateArgs),
     Compact(compact::CompactArgs),
+    Diff(diff::DiffArgs),
     Completions(completions::CompletionsArgs),
 }
 
@@ -93,6 +95,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Command::Recover(args) => recover::run(args, out),
         Command::Migrate(args) => migrate::run(args, out),
         Command::Compact(args) => compact::run(args, out),
+        Command::Diff(args) => diff::run(args, out),
         Command::Completions(args) => completions::run(args, out),
     }
 }

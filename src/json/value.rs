@@ -159,6 +159,12 @@ impl PyInt {
     }
 }
 
+impl Default for PyInt {
+    fn default() -> Self {
+        PyInt::Small(0)
+    }
+}
+
 impl From<i64> for PyInt {
     fn from(v: i64) -> Self {
         PyInt::Small(v)

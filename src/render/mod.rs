@@ -2,10 +2,12 @@
 //! colour from one [`Styles`] value, and JSON. Domain types never see this
 //! module.
 
+mod diff;
 mod inspect;
 mod verify;
 mod write;
 
+pub use diff::diff;
 pub use inspect::{directory, journal, snapshot};
 pub use verify::{catalog, explain, verify};
 pub use write::{compact, migrate, recover};

@@ -56,6 +56,11 @@ pub struct TaskStats {
     pub last_lease: f64,
     /// Kept only under the unix clock, else 0.0.
     pub last_complete: f64,
+    /// `last_lease` and `last_complete` as the file holds them (converted
+    /// like unix times; `None` where they do not convert), before restore
+    /// zeroes legacy ones: what `diff` compares.
+    #[serde(skip)]
+    pub written_times: (Option<f64>, Option<f64>),
 }
 
 /// One restored state lease: always stale (time 0.0).
@@ -65,6 +70,9 @@ pub struct TaskLease {
     pub task_id: String,
     /// `max(1, int(worker))`
     pub worker: PyInt,
+    /// `updated` as the file holds it (restore always makes it 0.0).
+    #[serde(skip)]
+    pub updated: Option<f64>,
 }
 
 /// The coordinator state restore reaches.
@@ -392,6 +400,7 @@ fn restore(raw: &Object, unix_clock: bool, changes: &mut RestoreChanges) -> Rest
                     TaskLease {
                         task_id: task_id.clone(),
                         worker,
+                        updated: written_time(updated),
                     },
                     |l| &l.task_id,
                 );
@@ -458,6 +467,15 @@ fn entry<'a>(
     }
 }
 
+/// A time as the file holds it, converted as restore converts unix times
+/// (`max(0.0, float(·))`); a missing one is 0.0.
+fn written_time(raw: Option<&Value>) -> Option<f64> {
+    match raw {
+        None => Some(0.0),
+        Some(v) => py_float(v).ok().map(|f| if f > 0.0 { f } else { 0.0 }),
+    }
+}
+
 fn restore_stats(
     obj: &Object,
     task_id: &str,
@@ -521,6 +539,10 @@ fn restore_stats(
             after,
         }));
     Ok(TaskStats {
+        written_times: (
+            written_time(obj.get("last_lease")),
+            written_time(obj.get("last_complete")),
+        ),
         task_id: task_id.to_string(),
         shard,
         owner,
@@ -591,7 +613,8 @@ mod tests {
             r.leases,
             vec![TaskLease {
                 task_id: T2.into(),
-                worker: PyInt::Small(1)
+                worker: PyInt::Small(1),
+                updated: Some(17.5),
             }]
         );
         assert_eq!(c.dropped.len(), 1);

@@ -1,5 +1,6 @@
 //! The integration tests: one binary, one module per area.
 
+mod diff;
 mod fidelity;
 mod inspect;
 mod jsontestsuite;

@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
-"""Writes fixtures/verify/<code>/: one small input per finding code that
-triggers that code alone (under the settings tests/cli/verify.rs passes:
---now 1754550100 --ttl 1000000000 unless the case says otherwise).
+"""Writes the hand-made fixtures:
+
+- fixtures/verify/<code>/: one small input per finding code that triggers
+  that code alone (under the settings tests/cli/verify.rs passes: --now
+  1754550100 --ttl 1000000000 unless the case says otherwise);
+- fixtures/diff/: pairs of snapshots and journals with known differences of
+  every kind (tests/cli/diff.rs).
 
 Records are encoded as upstream encodes them (json.dumps with sort_keys and
-compact separators), so nothing but the intended defect shows. Rerun after
-changing a case: python3 scripts/make-verify-fixtures.py
+compact separators), so nothing but the intended difference shows. Rerun
+after changing a case: python3 scripts/make-fixtures.py
 """
 import hashlib
 import json
 import os
 import shutil
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "verify")
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
+ROOT = os.path.join(FIXTURES, "verify")
 T0 = 1754550000.0
 
 
@@ -119,3 +124,42 @@ write("stale-temp-file", ".work_leases.jsonl.4242.99.tmp", lease(1)[:30])
 write("live-master", ".work_leases.jsonl", lines(lease(1)))
 write("live-master", ".master-queue.lock", "")
 write("missing-journal", ".state_tasks.json", snapshot([stats(TASK_A)]))
+
+
+# ---- diff pairs ----------------------------------------------------------
+DIFF = os.path.join(FIXTURES, "diff")
+shutil.rmtree(DIFF, ignore_errors=True)
+os.makedirs(DIFF)
+
+
+def write_diff(name, content):
+    with open(os.path.join(DIFF, name), "wb") as f:
+        f.write(content.encode() if isinstance(content, str) else content)
+
+
+TASKS = [hashlib.sha256(f"task-{i}".encode()).hexdigest() for i in range(6)]
+# A: tasks 0 (removed in B), 1 (changed), 2 (unchanged), 3 (lease moves)
+# B: tasks 1, 2, 3, 4 (added); leases: 0 removed, 3 moved, 4 added
+a_stats = [stats(TASKS[0]), stats(TASKS[1], completions=2, failures=0, reward=0.125, owner=2, shard=5,
+                                  total_generated=10, elapsed=3.5, last_lease=T0 + 10, last_complete=T0 + 20),
+           stats(TASKS[2]), stats(TASKS[3])]
+b_stats = [stats(TASKS[1], completions=5, failures=1, reward=0.3, owner=3, shard=6,
+                 total_generated=17, elapsed=9.0, last_lease=T0 + 70, last_complete=T0 + 95),
+           stats(TASKS[2]), stats(TASKS[3]), stats(TASKS[4])]
+a_leases = [{"task_id": TASKS[0], "updated": T0 + 1, "worker": 2},
+            {"task_id": TASKS[3], "updated": T0 + 2, "worker": 1}]
+b_leases = [{"task_id": TASKS[3], "updated": T0 + 2, "worker": 2},
+            {"task_id": TASKS[4], "updated": T0 + 80, "worker": 3}]
+write_diff("a.state.json", snapshot(a_stats, a_leases))
+b_snapshot = json.loads(snapshot(b_stats, b_leases))
+b_snapshot.update({"shard_count": 16, "worker_count": 4, "steal_window": 32})
+write_diff("b.state.json", json.dumps(b_snapshot, sort_keys=True, separators=(",", ":")))
+
+# Journals: B = A + appended records; C diverges from A and has a torn tail.
+a_lines = lines(lease(1), lease(2, worker=2, time=T0 + 1), marker("done", 1), lease(3, time=T0 + 2),
+                lease(4, time=T0 + 3))
+write_diff("a.jsonl", a_lines)
+write_diff("b.jsonl", a_lines + lines(marker("done", 3, time=T0 + 9), marker("reclaim", 4, time=T0 + 9),
+                                      lease(5, worker=4, time=T0 + 10), lease(2, worker=5, time=T0 + 11)))
+c_lines = lines(lease(1), lease(2, worker=2, time=T0 + 1), lease(6, time=T0 + 4)) + '{"attempts":1,"cl'
+write_diff("c.jsonl", c_lines)

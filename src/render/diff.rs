@@ -1,0 +1,245 @@
+//! Human output of `diff`.
+
+use std::io::{self, Write};
+
+use serde_json::Value as Json;
+
+use super::{Styles, count, duration, table, utc};
+use crate::diff::{Bytes, Change, ChangeKind, DiffReport, Summary, TailKind};
+use crate::journal::Clock;
+
+fn value(field: Option<&str>, v: &Json, monotonic: bool) -> String {
+    match (field, v) {
+        (_, Json::Null) => "-".into(),
+        (Some("last_lease" | "last_complete" | "updated" | "time"), Json::Number(n)) => {
+            let t = n.as_f64().unwrap_or(0.0);
+            if t == 0.0 {
+                "0.0".into()
+            } else if monotonic {
+                format!("monotonic {}", crate::json::float_repr(t))
+            } else {
+                utc(t)
+            }
+        }
+        (_, Json::String(s)) => s.clone(),
+        (_, other) => other.to_string(),
+    }
+}
+
+/// A one-line description of an added or removed entity.
+fn entity(c: &Change, v: &Json, monotonic: bool) -> String {
+    if v.is_null() {
+        return "-".into();
+    }
+    let num = |k: &str| v.get(k).map_or("?".to_string(), |x| x.to_string());
+    match c.entity {
+        "task" => format!(
+            "{} completions, {} failures, {} leases",
+            num("completions"),
+            num("failures"),
+            num("leases")
+        ),
+        "lease" => format!("worker {}", num("worker")),
+        "active" => {
+            let time = v.get("time").cloned().unwrap_or(Json::Null);
+            let unix = v.get("clock").and_then(Json::as_str) == Some("unix");
+            format!(
+                "worker {}, {}",
+                num("worker"),
+                value(Some("time"), &time, monotonic || !unix)
+            )
+        }
+        "completed" => if v == &Json::Bool(true) {
+            "completed"
+        } else {
+            "-"
+        }
+        .into(),
+        _ => v.to_string(),
+    }
+}
+
+fn delta(c: &Change) -> String {
+    let Some(d) = &c.delta else {
+        return String::new();
+    };
+    let Some(f) = d.as_f64() else {
+        return d.to_string();
+    };
+    let timed = matches!(
+        c.field,
+        Some("last_lease" | "last_complete" | "time" | "elapsed")
+    );
+    if timed {
+        let sign = if f < 0.0 { "-" } else { "+" };
+        format!("{sign}{}", duration(f.abs()))
+    } else if d.is_i64() || d.is_u64() {
+        format!("{:+}", d.as_i64().unwrap_or(0))
+    } else {
+        format!("{f:+}")
+    }
+}
+
+fn kind(s: &Styles, c: ChangeKind) -> String {
+    match c {
+        ChangeKind::Added => s.ok("added"),
+        ChangeKind::Removed => s.error("removed"),
+        ChangeKind::Changed => s.warn("changed"),
+    }
+}
+
+/// Writes a diff report.
+pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
+    writeln!(out, "{} {}  →  {}", s.bold("diff"), r.a, r.b)?;
+    for note in &r.notes {
+        writeln!(out, "  note        {}", s.warn(note))?;
+    }
+    match &r.summary {
+        Summary::Snapshot { a, b, .. } => {
+            writeln!(
+                out,
+                "  tasks       {} → {}   leases {} → {}",
+                count(a.tasks as u64),
+                count(b.tasks as u64),
+                count(a.leases as u64),
+                count(b.leases as u64)
+            )?;
+            writeln!(
+                out,
+                "  totals      completions {} → {}, failures {} → {}, generated {} → {}, elapsed {} → {}",
+                a.completions,
+                b.completions,
+                a.failures,
+                b.failures,
+                a.generated,
+                b.generated,
+                duration(a.elapsed),
+                duration(b.elapsed)
+            )?;
+        }
+        Summary::Journal { a, b } => {
+            writeln!(
+                out,
+                "  state       {} active, {} completed → {} active, {} completed",
+                count(a.active as u64),
+                count(a.completed as u64),
+                count(b.active as u64),
+                count(b.completed as u64)
+            )?;
+        }
+    }
+    if let Some(bytes) = &r.bytes {
+        let tail = |k: &TailKind| match k {
+            TailKind::Clean => "clean".to_string(),
+            TailKind::Torn => s.warn("torn"),
+            TailKind::Corrupt => s.error("corrupt"),
+        };
+        match bytes {
+            Bytes::Identical => writeln!(out, "  bytes       identical")?,
+            Bytes::Truncated { at_offset } => writeln!(
+                out,
+                "  bytes       B is A cut back to {} bytes",
+                count(*at_offset)
+            )?,
+            Bytes::Diverged {
+                offset,
+                line_a,
+                line_b,
+                tail_a,
+                tail_b,
+            } => writeln!(
+                out,
+                "  bytes       diverge at offset {offset} (A line {line_a}, B line {line_b}); from there A is {}, B is {}",
+                tail(tail_a),
+                tail(tail_b)
+            )?,
+            Bytes::Appended {
+                at_offset,
+                appended,
+                glued_onto_a_torn_tail,
+            } => {
+                writeln!(
+                    out,
+                    "  bytes       B is A plus {} appended lines from offset {at_offset}{}",
+                    appended.len(),
+                    if *glued_onto_a_torn_tail {
+                        s.warn(" (the first is glued onto A's torn tail)")
+                    } else {
+                        String::new()
+                    }
+                )?;
+                let mut t = table(&["line", "offset", "op", "id", "effect"], s);
+                for rec in appended {
+                    t.add_row(vec![
+                        rec.line.to_string(),
+                        rec.offset.to_string(),
+                        rec.op.clone(),
+                        rec.id
+                            .as_deref()
+                            .map_or("-".into(), |i| i[..12].to_string()),
+                        rec.effect.clone(),
+                    ]);
+                }
+                writeln!(out, "{t}")?;
+            }
+        }
+    }
+    let (mono_a, mono_b) = match &r.summary {
+        Summary::Snapshot {
+            clock_a, clock_b, ..
+        } => (*clock_a == Clock::Legacy, *clock_b == Clock::Legacy),
+        Summary::Journal { .. } => (false, false),
+    };
+    if r.changes.is_empty() {
+        writeln!(
+            out,
+            "  changes     {}",
+            if r.identical {
+                s.ok("none: identical")
+            } else {
+                "none in the compared state".to_string()
+            }
+        )?;
+    } else {
+        let summary: Vec<String> = r.counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        writeln!(out, "  changes     {}", summary.join(", "))?;
+        let mut t = table(
+            &["", "entity", "id", "field", "before", "after", "delta"],
+            s,
+        );
+        for c in &r.changes {
+            t.add_row(vec![
+                kind(s, c.change),
+                c.entity.to_string(),
+                c.id.as_deref()
+                    .map_or("-".into(), |i| i[..i.len().min(12)].to_string()),
+                c.field.unwrap_or("").to_string(),
+                if c.field.is_none() {
+                    entity(c, &c.before, mono_a)
+                } else {
+                    value(c.field, &c.before, mono_a)
+                },
+                if c.field.is_none() {
+                    entity(c, &c.after, mono_b)
+                } else {
+                    value(c.field, &c.after, mono_b)
+                },
+                delta(c),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    if let Some(history) = &r.history {
+        for (id, records) in history {
+            writeln!(out, "  history     {}", &id[..12])?;
+            for rec in records {
+                writeln!(
+                    out,
+                    "    line {} (offset {}): {} — {}",
+                    rec.line, rec.offset, rec.op, rec.effect
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
