@@ -28,6 +28,9 @@ pub struct JournalOptions {
     pub id_prefix: Option<String>,
     /// Collect every record of the ids starting with this.
     pub history: Option<String>,
+    /// List the completed ids (the JSON report does; the table only counts
+    /// them, which saves a sorted copy of a possibly huge set).
+    pub list_completed: bool,
 }
 
 /// One active lease, as shown.
@@ -117,7 +120,7 @@ pub struct JournalReport {
     pub filter: Option<Filter>,
     /// The active leases upstream's loader reaches, sorted by id.
     pub active: Vec<ActiveLease>,
-    /// Completed ids, sorted.
+    /// Completed ids, sorted (empty in table output, which only counts them).
     pub completed: Vec<WorkId>,
     /// `--history` records, when asked.
     pub history: Option<Vec<HistoryEntry>>,
@@ -312,7 +315,7 @@ fn payload_path(payload: &[u8]) -> Option<String> {
 }
 
 /// Inspects a journal read from `src`.
-pub fn journal<R: Read>(
+pub fn journal<R: Read + Send>(
     src: R,
     path: &str,
     options: &JournalOptions,
@@ -326,7 +329,7 @@ pub fn journal<R: Read>(
             .to_ascii_lowercase(),
         entries: Vec::new(),
     };
-    let observer: &mut dyn Observer = if options.history.is_some() {
+    let observer: &mut (dyn Observer + Send) = if options.history.is_some() {
         &mut history
     } else {
         &mut ()
@@ -370,7 +373,11 @@ pub fn journal<R: Read>(
         completed_count: replay.completed.len(),
         filter,
         active,
-        completed: replay.completed_sorted(),
+        completed: if options.list_completed {
+            replay.completed_sorted()
+        } else {
+            Vec::new()
+        },
         history: options.history.is_some().then_some(history.entries),
         summary: scan.summary,
     })

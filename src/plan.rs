@@ -33,7 +33,7 @@ impl StateView {
 }
 
 /// Replays what a reader holds and compares it with the planned state.
-pub fn check_replay(src: impl Read, planned: &StateView) -> Result<(), String> {
+pub fn check_replay(src: impl Read + Send, planned: &StateView) -> Result<(), String> {
     let scan = journal::scan(src, &mut ()).map_err(|e| format!("re-read failed: {e}"))?;
     let got = StateView::of(&scan.replay);
     if &got == planned {

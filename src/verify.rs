@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::journal::{
     self, Clock, ClockMarker, CorruptReason, Effect, IgnoreReason, LeaseRejection, LineEvent,
-    LineKind, Observer, Op, Replay, Summary,
+    LineKind, Observer, Op, Replay, Summary, WorkId,
 };
 use crate::snapshot;
 use crate::statedir::{MasterLock, TempFile};
@@ -337,6 +337,15 @@ pub struct Findings {
     pub by_severity: BTreeMap<Severity, u64>,
 }
 
+/// The id a finding is about, formatted only if the finding is kept.
+#[derive(Clone, Copy, Debug)]
+pub enum Id<'a> {
+    /// A work id.
+    Work(WorkId),
+    /// A task id (already text).
+    Text(&'a str),
+}
+
 /// A place in a file.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct At<'a> {
@@ -345,7 +354,7 @@ pub struct At<'a> {
     /// Byte offset.
     pub offset: Option<u64>,
     /// Id.
-    pub id: Option<&'a str>,
+    pub id: Option<Id<'a>>,
 }
 
 impl Findings {
@@ -372,7 +381,10 @@ impl Findings {
                 file: file.to_string(),
                 line: at.line,
                 offset: at.offset,
-                id: at.id.map(str::to_string),
+                id: at.id.map(|id| match id {
+                    Id::Work(w) => w.to_hex(),
+                    Id::Text(t) => t.to_string(),
+                }),
                 message: message(),
             });
         }
@@ -465,19 +477,15 @@ impl Observer for JournalChecks<'_> {
             LineKind::Record(r) => Some(r),
             _ => None,
         };
-        let id_hex = match &event.classified.kind {
-            LineKind::Record(r) => Some(r.id.to_hex()),
+        let id = match &event.classified.kind {
+            LineKind::Record(r) => Some(Id::Work(r.id)),
             LineKind::Corrupt {
                 glued: Some((_, r)),
                 ..
-            } => Some(r.id.to_hex()),
+            } => Some(Id::Work(r.id)),
             _ => None,
         };
-        let at = At {
-            line,
-            offset,
-            id: id_hex.as_deref(),
-        };
+        let at = At { line, offset, id };
 
         if event.classified.invalid_utf8 > 0 {
             let n = event.classified.invalid_utf8;
@@ -641,7 +649,7 @@ pub struct JournalVerification {
 }
 
 /// Verifies a journal. `deferred` marks `.dispatch_protocol_deferred.jsonl`.
-pub fn journal<R: Read>(
+pub fn journal<R: Read + Send>(
     src: R,
     file: &str,
     deferred: bool,
@@ -673,11 +681,10 @@ pub fn journal<R: Read>(
         );
     }
     for (id, active) in scan.replay.active_sorted() {
-        let hex = id.to_hex();
         let at = At {
             line: Some(active.line),
             offset: Some(active.offset),
-            id: Some(&hex),
+            id: Some(Id::Work(*id)),
         };
         match active.clock {
             Clock::Legacy => findings.add(s, "legacy-clock-lease", file, at, || {
@@ -773,7 +780,7 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
     }
     for d in &c.dropped {
         let at = At {
-            id: d.task_id.as_deref(),
+            id: d.task_id.as_deref().map(Id::Text),
             ..At::default()
         };
         f.add(s, "snapshot-dropped-entry", file, at, || {
@@ -803,7 +810,7 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
         }
         for lease in &restored.leases {
             let at = At {
-                id: Some(&lease.task_id),
+                id: Some(Id::Text(&lease.task_id)),
                 ..At::default()
             };
             f.add(s, "snapshot-inherited-lease", file, at, || {
@@ -816,7 +823,7 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
     }
     for task in &c.leases_without_stats {
         let at = At {
-            id: Some(task),
+            id: Some(Id::Text(task)),
             ..At::default()
         };
         f.add(s, "snapshot-lease-without-stats", file, at, || {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::exit::Exit;
-use super::output::{Format, OutputArgs};
+use super::output::{Format, OutputArgs, ProgressArgs};
 use super::write::{self, CompareSink, Session, WriteArgs};
 use crate::compact::{self, Measured};
 use crate::durable::{self, Identity};
@@ -47,19 +47,25 @@ pub struct CompactArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 fn compact_file(
     session: &Session<'_>,
     path: &Path,
     drop_completed: bool,
+    (progress, format): (&ProgressArgs, Format),
 ) -> anyhow::Result<Outcome<Measured>> {
     let removed_temp_files = session.clean_temps(path);
     let (file, meta) = durable::open_target(path)?;
     let identity = Identity::of(&meta);
     let read_error = |e: std::io::Error| anyhow::anyhow!("{}: read error: {e}", path.display());
-    let scan =
-        compact::scan(std::io::BufReader::with_capacity(1 << 20, file)).map_err(read_error)?;
+    let bar = progress.bar(path, meta.len(), format);
+    let scan = compact::scan(bar.wrap_read(std::io::BufReader::with_capacity(1 << 20, file)))
+        .map_err(read_error)?;
+    bar.finish_and_clear();
     let plan = compact::plan(
         scan.replay,
         scan.summary.lines,
@@ -123,9 +129,12 @@ pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         files: Vec::new(),
     };
     for (path, _) in &files {
-        report
-            .files
-            .push(compact_file(&session, path, args.drop_completed)?);
+        report.files.push(compact_file(
+            &session,
+            path,
+            args.drop_completed,
+            (&args.progress, args.output.format),
+        )?);
     }
     match args.output.format {
         Format::Json => render::json(out, &report)?,

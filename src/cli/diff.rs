@@ -131,7 +131,10 @@ fn reopen(path: &Path) -> Result<BufReader<std::fs::File>, InputError> {
     Ok(BufReader::with_capacity(1 << 20, file))
 }
 
-fn scan(path: &Path, observer: &mut dyn journal::Observer) -> Result<journal::Scan, InputError> {
+fn scan(
+    path: &Path,
+    observer: &mut (dyn journal::Observer + Send),
+) -> Result<journal::Scan, InputError> {
     journal::scan(reopen(path)?, observer)
         .map_err(|e| InputError::new(path, format!("read error: {e}")))
 }

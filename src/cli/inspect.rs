@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::exit::Exit;
 use super::load::{self, Target};
-use super::output::{Format, OutputArgs, parse_id_prefix, parse_now, system_now};
+use super::output::{Format, OutputArgs, ProgressArgs, parse_id_prefix, parse_now, system_now};
 use crate::inspect::{DirectoryReport, FileReport, JournalOptions, SCHEMA_VERSION};
 use crate::render;
 use crate::statedir::{self, Kind};
@@ -74,6 +74,9 @@ pub struct InspectArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 /// Runs `inspect`.
@@ -84,6 +87,7 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         worker: args.worker,
         id_prefix: args.id.clone(),
         history: args.history.clone(),
+        list_completed: args.output.format == Format::Json,
     };
     let kind = args.kind.map(KindArg::kind);
     match load::target(&args.path, kind)? {
@@ -93,7 +97,8 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
             prefix,
             file,
         } => {
-            let report = load::inspect_file(&path, kind, prefix, file, &options, now)?;
+            let bar = (&args.progress, args.output.format);
+            let report = load::inspect_file(&path, kind, prefix, file, &options, now, bar)?;
             match (args.output.format, &report) {
                 (Format::Json, _) => render::json(out, &report)?,
                 (Format::Table, FileReport::Journal(j)) => render::journal(out, j, now, &styles)?,
@@ -101,7 +106,8 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
             }
         }
         Target::Directory(dir) => {
-            let files = load::inspect_directory(&dir, &options, now)?;
+            let files =
+                load::inspect_directory(&dir, &options, now, (&args.progress, args.output.format))?;
             let missing = [
                 statedir::DEFERRED,
                 statedir::WORK_LEASES,

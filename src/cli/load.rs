@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
 
+use super::output::{Format, ProgressArgs};
 use crate::inspect::{self, FileReport, JournalOptions};
 use crate::statedir::{self, InputError, Kind, StateDir};
 
@@ -81,13 +82,17 @@ pub fn inspect_file(
     mut file: File,
     options: &JournalOptions,
     now: f64,
+    bar: Bar<'_>,
 ) -> Result<FileReport, InputError> {
     let shown = path.display().to_string();
     match kind {
         Kind::Journal => {
-            let src = Cursor::new(prefix).chain(file);
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let bar = bar.0.bar(path, len, bar.1);
+            let src = bar.wrap_read(Cursor::new(prefix).chain(file));
             let report = inspect::journal(src, &shown, options, now)
                 .map_err(|e| InputError::new(path, format!("read error: {e}")))?;
+            bar.finish_and_clear();
             Ok(FileReport::Journal(Box::new(report)))
         }
         Kind::Snapshot => {
@@ -106,12 +111,16 @@ pub fn inspect_directory(
     dir: &StateDir,
     options: &JournalOptions,
     now: f64,
+    bar: Bar<'_>,
 ) -> Result<Vec<FileReport>, InputError> {
     dir.files
         .iter()
         .map(|(path, kind)| {
             let (file, _) = statedir::open_regular(path)?;
-            inspect_file(path, *kind, Vec::new(), file, options, now)
+            inspect_file(path, *kind, Vec::new(), file, options, now, bar)
         })
         .collect()
 }
+
+/// How to show progress while reading: the options and the output format.
+pub type Bar<'a> = (&'a ProgressArgs, Format);

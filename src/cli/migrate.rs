@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::exit::Exit;
-use super::output::{Format, OutputArgs, parse_now, system_now};
+use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, CompareSink, Session, WriteArgs};
 use crate::compact::{self, Measured};
 use crate::durable::{self, Identity, Seal, WriteError};
@@ -52,6 +52,9 @@ pub struct MigrateArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 fn verify_error(path: &Path) -> impl FnOnce(String) -> WriteError + '_ {
@@ -71,8 +74,11 @@ fn migrate_journal(
     let (file, meta) = durable::open_target(path)?;
     let identity = Identity::of(&meta);
     let read_error = |e: std::io::Error| anyhow::anyhow!("{}: read error: {e}", path.display());
+    let bar = args.progress.bar(path, meta.len(), args.output.format);
+    let src = bar.wrap_read(BufReader::with_capacity(1 << 20, file));
     if args.rewrite {
-        let scan = compact::scan(BufReader::with_capacity(1 << 20, file)).map_err(read_error)?;
+        let scan = compact::scan(src).map_err(read_error)?;
+        bar.finish_and_clear();
         let before = StateView::of(&scan.replay);
         let mut replay = scan.replay;
         let reclaimed = plan::reclaims(&replay, now, 0, |a| a.clock != Clock::Unix);
@@ -98,8 +104,8 @@ fn migrate_journal(
             },
         };
     } else {
-        let scan =
-            recover::scan(BufReader::with_capacity(1 << 20, file), false).map_err(read_error)?;
+        let scan = recover::scan(src, false).map_err(read_error)?;
+        bar.finish_and_clear();
         outcome.plan = Migration::Reclaim(recover::plan(scan.0, None, Selection::Legacy, now, 0));
     }
     if session.mode == Mode::DryRun || outcome.plan.is_noop() {

@@ -51,6 +51,43 @@ impl OutputArgs {
     }
 }
 
+/// `--no-progress`.
+#[derive(Clone, Debug, Args)]
+pub struct ProgressArgs {
+    /// Never show a progress bar (one appears on stderr for files over
+    /// 64 MiB when stderr is a terminal and the format is not JSON).
+    #[arg(long = "no-progress")]
+    pub no_progress: bool,
+}
+
+/// Files larger than this get a progress bar.
+const PROGRESS_THRESHOLD: u64 = 64 << 20;
+
+impl ProgressArgs {
+    /// A bar for reading `len` bytes of `path`: bytes, rate and ETA on
+    /// stderr, or a hidden one when it should not show.
+    pub fn bar(&self, path: &std::path::Path, len: u64, format: Format) -> indicatif::ProgressBar {
+        let show = !self.no_progress
+            && format != Format::Json
+            && len > PROGRESS_THRESHOLD
+            && std::io::stderr().is_terminal();
+        if !show {
+            return indicatif::ProgressBar::hidden();
+        }
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(len),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        let style = indicatif::ProgressStyle::with_template(
+            "{msg} {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.set_message(path.display().to_string());
+        bar
+    }
+}
+
 /// Parses `--now`: finite Unix seconds.
 pub fn parse_now(text: &str) -> Result<f64, String> {
     let value: f64 = text

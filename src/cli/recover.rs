@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::exit::Exit;
-use super::output::{Format, OutputArgs, parse_now, system_now};
+use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, Session, WriteArgs};
 use crate::durable::{self, Identity, Seal};
 use crate::inspect::SCHEMA_VERSION;
@@ -59,6 +59,9 @@ pub struct RecoverArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 fn parse_ttl(text: &str) -> Result<f64, String> {
@@ -80,11 +83,11 @@ fn recover_file(
     let removed_temp_files = session.clean_temps(path);
     let (file, meta) = durable::open_target(path)?;
     let identity = Identity::of(&meta);
-    let (scan, salvager) = recover::scan(
-        std::io::BufReader::with_capacity(1 << 20, file),
-        args.salvage,
-    )
-    .map_err(|e| anyhow::anyhow!("{}: read error: {e}", path.display()))?;
+    let bar = args.progress.bar(path, meta.len(), args.output.format);
+    let src = bar.wrap_read(std::io::BufReader::with_capacity(1 << 20, file));
+    let (scan, salvager) = recover::scan(src, args.salvage)
+        .map_err(|e| anyhow::anyhow!("{}: read error: {e}", path.display()))?;
+    bar.finish_and_clear();
     let mut plan = recover::plan(
         scan,
         salvager,

@@ -8,8 +8,8 @@ use clap::Args;
 
 use super::exit::Exit;
 use super::inspect::KindArg;
-use super::load::{self, Target};
-use super::output::{Format, OutputArgs, parse_now, system_now};
+use super::load::{self, Bar, Target};
+use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
 use crate::inspect::SCHEMA_VERSION;
 use crate::render;
 use crate::statedir::{self, InputError, Kind};
@@ -71,6 +71,9 @@ pub struct VerifyArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 fn parse_seconds(text: &str) -> Result<f64, String> {
@@ -94,15 +97,20 @@ fn verify_file(
     prefix: Vec<u8>,
     mut file: std::fs::File,
     settings: &Settings,
+    bar: Bar<'_>,
 ) -> Result<Findings, InputError> {
     let shown = path.display().to_string();
     match kind {
         Kind::Journal => {
             let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
-            let src = Cursor::new(prefix).chain(file);
-            verify::journal(src, &shown, deferred, settings)
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let bar = bar.0.bar(path, len, bar.1);
+            let src = bar.wrap_read(Cursor::new(prefix).chain(file));
+            let result = verify::journal(src, &shown, deferred, settings)
                 .map(|v| v.findings)
-                .map_err(|e| InputError::new(path, format!("read error: {e}")))
+                .map_err(|e| InputError::new(path, format!("read error: {e}")));
+            bar.finish_and_clear();
+            result
         }
         Kind::Snapshot => {
             let mut bytes = prefix;
@@ -117,6 +125,7 @@ fn verify_target(
     path: &Path,
     kind: Option<Kind>,
     settings: &Settings,
+    bar: Bar<'_>,
 ) -> Result<(&'static str, Findings), InputError> {
     match load::target(path, kind)? {
         Target::File {
@@ -129,7 +138,7 @@ fn verify_target(
                 Kind::Journal => "journal",
                 Kind::Snapshot => "snapshot",
             };
-            Ok((name, verify_file(&path, kind, prefix, file, settings)?))
+            Ok((name, verify_file(&path, kind, prefix, file, settings, bar)?))
         }
         Target::Directory(dir) => {
             let has_work = dir
@@ -145,7 +154,14 @@ fn verify_target(
             );
             for (file_path, kind) in &dir.files {
                 let (file, _) = statedir::open_regular(file_path)?;
-                findings.extend(verify_file(file_path, *kind, Vec::new(), file, settings)?);
+                findings.extend(verify_file(
+                    file_path,
+                    *kind,
+                    Vec::new(),
+                    file,
+                    settings,
+                    bar,
+                )?);
             }
             Ok(("directory", findings))
         }
@@ -166,7 +182,12 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let mut targets = Vec::new();
     let mut errors = Vec::new();
     for path in &args.paths {
-        match verify_target(path, kind, &settings) {
+        let format = if args.quiet {
+            Format::Json
+        } else {
+            args.output.format
+        };
+        match verify_target(path, kind, &settings, (&args.progress, format)) {
             Ok((kind, findings)) => {
                 targets.push(TargetReport {
                     path: path.display().to_string(),

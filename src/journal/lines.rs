@@ -7,11 +7,15 @@
 //! by bytes that are all deleted and then `\n`: Python sees one `\r\n`.
 //! Line numbers here are upstream's; offsets are byte offsets in the file.
 //!
-//! The reader streams with one buffer that grows only to the longest line.
+//! The file is read in blocks that end just after a `\n` (or at the end of
+//! the file), so no line straddles two blocks and every terminator can be
+//! decided inside its block; a block grows only as far as the longest line
+//! needs. Blocks are what the parallel scan classifies at once.
 
 use std::io::{self, Read};
+use std::ops::Range;
 
-use memchr::memchr2;
+use memchr::{memchr2, memrchr};
 
 /// How a line ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -27,6 +31,195 @@ pub enum Terminator {
     None,
 }
 
+/// Where one line sits in its block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// 1-based line number.
+    pub number: u64,
+    /// Byte offset of the line in the file.
+    pub offset: u64,
+    /// The line's bytes (without the terminator) in the block.
+    pub content: Range<usize>,
+    /// How it ended.
+    pub terminator: Terminator,
+    /// Length of the terminator in bytes (including deleted bytes folded
+    /// into a `\r…\n`).
+    pub terminator_len: usize,
+}
+
+/// Whole lines read from the file.
+#[derive(Debug, Default)]
+pub struct Block {
+    /// The buffer; only `data[..len]` holds this block's bytes (the rest is
+    /// kept initialised for reuse).
+    data: Vec<u8>,
+    len: usize,
+    /// The lines in it, in order.
+    pub spans: Vec<Span>,
+}
+
+impl Block {
+    /// The block's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.data[..self.len]
+    }
+
+    /// A line's content.
+    pub fn content(&self, span: &Span) -> &[u8] {
+        &self.data[span.content.clone()]
+    }
+
+    /// A line's bytes with its terminator, exactly as in the file.
+    pub fn raw(&self, span: &Span) -> &[u8] {
+        &self.data[span.content.start..span.content.end + span.terminator_len]
+    }
+}
+
+/// Target size of a block.
+const BLOCK: usize = 2 << 20;
+
+/// Reads a byte source as blocks of whole lines.
+pub struct BlockReader<R> {
+    src: R,
+    carry: Vec<u8>,
+    spare: Vec<u8>,
+    offset: u64,
+    number: u64,
+    eof: bool,
+    bytes_read: u64,
+    target: usize,
+}
+
+impl<R: Read> BlockReader<R> {
+    /// Reads blocks from `src`.
+    pub fn new(src: R) -> Self {
+        Self::with_block_size(src, BLOCK)
+    }
+
+    /// Reads blocks of about `target` bytes (tests use tiny blocks to
+    /// exercise every boundary).
+    pub fn with_block_size(src: R, target: usize) -> Self {
+        BlockReader {
+            src,
+            carry: Vec::new(),
+            spare: Vec::new(),
+            offset: 0,
+            number: 0,
+            eof: false,
+            bytes_read: 0,
+            target: target.max(1),
+        }
+    }
+
+    /// Total bytes consumed from the source so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// Gives a finished block's buffer back for reuse (the larger of the
+    /// two when one is already waiting).
+    pub fn recycle(&mut self, block: Block) {
+        if block.data.len() > self.spare.len() {
+            self.spare = block.data;
+        }
+    }
+
+    /// Reads until `data[..*len]` holds `want` bytes or the source ends.
+    /// `data` stays fully initialised, so reuse costs no zeroing.
+    fn fill(&mut self, data: &mut Vec<u8>, len: &mut usize, want: usize) -> io::Result<()> {
+        if data.len() < want {
+            data.resize(want, 0);
+        }
+        while *len < want && !self.eof {
+            match self.src.read(&mut data[*len..want]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => {
+                    *len += n;
+                    self.bytes_read += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next block, or `None` at the end of the file.
+    pub fn next_block(&mut self) -> io::Result<Option<Block>> {
+        let mut data = std::mem::take(&mut self.spare);
+        let mut len = self.carry.len();
+        if data.len() < len {
+            data.resize(len, 0);
+        }
+        data[..len].copy_from_slice(&self.carry);
+        self.carry.clear();
+        let mut want = self.target.max(len + 1);
+        // Whole lines: cut after the last '\n', growing for a long line.
+        let cut = loop {
+            self.fill(&mut data, &mut len, want)?;
+            if self.eof {
+                break len;
+            }
+            if let Some(i) = memrchr(b'\n', &data[..len]) {
+                break i + 1;
+            }
+            want = len * 2;
+        };
+        if cut == 0 {
+            return Ok(None);
+        }
+        self.carry.extend_from_slice(&data[cut..len]);
+        let spans = split(&data[..cut], self.offset, &mut self.number);
+        self.offset += cut as u64;
+        Ok(Some(Block {
+            data,
+            len: cut,
+            spans,
+        }))
+    }
+}
+
+/// Splits whole lines (the region ends with `\n` or at the end of the
+/// file) into spans.
+fn split(region: &[u8], base: u64, number: &mut u64) -> Vec<Span> {
+    let mut spans = Vec::with_capacity(region.len() / 256 + 1);
+    let mut pos = 0;
+    while pos < region.len() {
+        let (len, terminator, terminator_len) = match memchr2(b'\n', b'\r', &region[pos..]) {
+            None => (region.len() - pos, Terminator::None, 0),
+            Some(at) if region[pos + at] == b'\n' => (at, Terminator::Lf, 1),
+            Some(at) => {
+                let (t, tl) = after_cr(&region[pos + at + 1..]);
+                (at, t, tl)
+            }
+        };
+        *number += 1;
+        spans.push(Span {
+            number: *number,
+            offset: base + pos as u64,
+            content: pos..pos + len,
+            terminator,
+            terminator_len,
+        });
+        pos += len + terminator_len;
+    }
+    spans
+}
+
+/// Decides what a `\r` is, given the bytes after it: `\r\n`, `\r` plus
+/// bytes upstream deletes plus `\n` (one terminator to Python), or a bare
+/// `\r`.
+fn after_cr(rest: &[u8]) -> (Terminator, usize) {
+    let high = rest.iter().take_while(|&&b| b >= 0x80).count();
+    if rest.get(high) == Some(&b'\n') {
+        let between = &rest[..high];
+        if between.utf8_chunks().all(|c| c.valid().is_empty()) {
+            return (Terminator::CrLf, high + 2);
+        }
+    }
+    (Terminator::Cr, 1)
+}
+
 /// One line as upstream sees it, before decoding.
 #[derive(Debug)]
 pub struct RawLine<'a> {
@@ -40,150 +233,59 @@ pub struct RawLine<'a> {
     pub raw: &'a [u8],
     /// How it ended.
     pub terminator: Terminator,
-    /// Length of the terminator in bytes (including deleted bytes folded
-    /// into a `\r…\n`).
+    /// Length of the terminator in bytes.
     pub terminator_len: usize,
 }
 
-const INITIAL_BUFFER: usize = 1 << 20;
-
-/// A streaming line reader over any byte source.
+/// A streaming line reader over any byte source, one line at a time.
 pub struct LineReader<R> {
-    src: R,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    eof: bool,
-    offset: u64,
-    number: u64,
-    bytes_read: u64,
+    blocks: BlockReader<R>,
+    current: Block,
+    index: usize,
 }
 
 impl<R: Read> LineReader<R> {
     /// Reads lines from `src`.
     pub fn new(src: R) -> Self {
-        Self::with_capacity(src, INITIAL_BUFFER)
+        Self::with_capacity(src, BLOCK)
     }
 
-    /// Reads lines from `src` with a first buffer of `capacity` bytes (tests
-    /// use tiny buffers to exercise every boundary).
+    /// Reads lines from `src` in blocks of about `capacity` bytes.
     pub fn with_capacity(src: R, capacity: usize) -> Self {
         LineReader {
-            src,
-            buf: vec![0; capacity.max(2)],
-            start: 0,
-            end: 0,
-            eof: false,
-            offset: 0,
-            number: 0,
-            bytes_read: 0,
+            blocks: BlockReader::with_block_size(src, capacity),
+            current: Block::default(),
+            index: 0,
         }
     }
 
     /// Total bytes consumed from the source so far.
     pub fn bytes_read(&self) -> u64 {
-        self.bytes_read
-    }
-
-    /// Reads more bytes, keeping the unconsumed part. Returns false at EOF.
-    fn refill(&mut self) -> io::Result<bool> {
-        if self.eof {
-            return Ok(false);
-        }
-        if self.start > 0 {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-        }
-        if self.end == self.buf.len() {
-            let grown = self.buf.len() * 2;
-            self.buf.resize(grown, 0);
-        }
-        loop {
-            match self.src.read(&mut self.buf[self.end..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    return Ok(false);
-                }
-                Ok(n) => {
-                    self.end += n;
-                    self.bytes_read += n as u64;
-                    return Ok(true);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-        }
+        self.blocks.bytes_read()
     }
 
     /// The next line, or `None` at the end of the file.
     pub fn next_line(&mut self) -> io::Result<Option<RawLine<'_>>> {
-        let mut scanned = 0; // bytes of the current line known to hold no terminator
-        loop {
-            let window = &self.buf[self.start + scanned..self.end];
-            let Some(hit) = memchr2(b'\n', b'\r', window) else {
-                scanned = self.end - self.start;
-                if self.refill()? {
-                    continue;
+        while self.index == self.current.spans.len() {
+            match self.blocks.next_block()? {
+                Some(block) => {
+                    let old = std::mem::replace(&mut self.current, block);
+                    self.blocks.recycle(old);
+                    self.index = 0;
                 }
-                if self.start == self.end {
-                    return Ok(None);
-                }
-                return Ok(Some(self.emit(self.end - self.start, Terminator::None, 0)));
-            };
-            let at = scanned + hit; // relative to start
-            if self.buf[self.start + at] == b'\n' {
-                return Ok(Some(self.emit(at, Terminator::Lf, 1)));
-            }
-            // A '\r': decide between '\r\n', '\r<deleted bytes>\n' and '\r'.
-            match self.crlf_len(at)? {
-                Some(Some(len)) => return Ok(Some(self.emit(at, Terminator::CrLf, len))),
-                Some(None) => return Ok(Some(self.emit(at, Terminator::Cr, 1))),
-                None => {
-                    // More bytes were needed and the buffer moved; rescan.
-                    scanned = at;
-                }
+                None => return Ok(None),
             }
         }
-    }
-
-    /// For a `\r` at `at` (relative to start): `Some(Some(len))` for a CRLF
-    /// of `len` bytes, `Some(None)` for a bare CR, `None` if the buffer was
-    /// refilled and the caller must look again.
-    fn crlf_len(&mut self, at: usize) -> io::Result<Option<Option<usize>>> {
-        let after = self.start + at + 1;
-        let mut j = after;
-        while j < self.end && self.buf[j] >= 0x80 {
-            j += 1;
-        }
-        if j == self.end && !self.eof {
-            // Either more bytes arrive or EOF is now known: look again.
-            self.refill()?;
-            return Ok(None);
-        }
-        if j < self.end && self.buf[j] == b'\n' {
-            let between = &self.buf[after..j];
-            if between.is_empty() || between.utf8_chunks().all(|c| c.valid().is_empty()) {
-                return Ok(Some(Some(j - after + 2)));
-            }
-        }
-        Ok(Some(None))
-    }
-
-    fn emit(&mut self, len: usize, terminator: Terminator, terminator_len: usize) -> RawLine<'_> {
-        let start = self.start;
-        self.start += len + terminator_len;
-        self.number += 1;
-        let offset = self.offset;
-        self.offset += (len + terminator_len) as u64;
-        RawLine {
-            number: self.number,
-            offset,
-            content: &self.buf[start..start + len],
-            raw: &self.buf[start..start + len + terminator_len],
-            terminator,
-            terminator_len,
-        }
+        let span = &self.current.spans[self.index];
+        self.index += 1;
+        Ok(Some(RawLine {
+            number: span.number,
+            offset: span.offset,
+            content: self.current.content(span),
+            raw: self.current.raw(span),
+            terminator: span.terminator,
+            terminator_len: span.terminator_len,
+        }))
     }
 }
 
@@ -191,7 +293,7 @@ impl<R: Read> LineReader<R> {
 mod tests {
     use super::*;
 
-    fn split(bytes: &[u8], capacity: usize) -> Vec<(u64, u64, Vec<u8>, Terminator)> {
+    fn split_all(bytes: &[u8], capacity: usize) -> Vec<(u64, u64, Vec<u8>, Terminator)> {
         let mut reader = LineReader::with_capacity(bytes, capacity);
         let mut out = Vec::new();
         while let Some(line) = reader.next_line().unwrap() {
@@ -214,27 +316,48 @@ mod tests {
             (3, 5, b"c".to_vec(), Terminator::Cr),
             (4, 7, b"d".to_vec(), Terminator::None),
         ];
-        for cap in [2, 3, 4, 5, 64] {
-            assert_eq!(split(input, cap), want, "capacity {cap}");
+        for cap in [1, 2, 3, 4, 5, 64] {
+            assert_eq!(split_all(input, cap), want, "capacity {cap}");
         }
     }
 
     #[test]
     fn deleted_bytes_between_cr_and_lf_make_one_terminator() {
-        let got = split(b"a\r\xff\xfe\nb\n", 2);
-        assert_eq!(got[0], (1, 0, b"a".to_vec(), Terminator::CrLf));
-        assert_eq!(got[1], (2, 5, b"b".to_vec(), Terminator::Lf));
-        // A valid character between them is a line of its own.
-        let got = split("a\r\u{e9}\n".as_bytes(), 3);
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[0].3, Terminator::Cr);
+        for cap in [1, 2, 3, 64] {
+            let got = split_all(b"a\r\xff\xfe\nb\n", cap);
+            assert_eq!(got[0], (1, 0, b"a".to_vec(), Terminator::CrLf));
+            assert_eq!(got[1], (2, 5, b"b".to_vec(), Terminator::Lf));
+            // A valid character between them is a line of its own.
+            let got = split_all("a\r\u{e9}\n".as_bytes(), cap);
+            assert_eq!(got.len(), 2);
+            assert_eq!(got[0].3, Terminator::Cr);
+            // So is an invalid byte with no newline after it.
+            let got = split_all(b"a\r\xff", cap);
+            assert_eq!(got.len(), 2);
+            assert_eq!(got[1], (2, 2, b"\xff".to_vec(), Terminator::None));
+        }
     }
 
     #[test]
     fn empty_input_and_trailing_newline() {
-        assert!(split(b"", 4).is_empty());
-        assert_eq!(split(b"x\n", 4).len(), 1);
-        assert_eq!(split(b"\n\n", 4).len(), 2);
-        assert_eq!(split(b"\r", 4), vec![(1, 0, vec![], Terminator::Cr)]);
+        assert!(split_all(b"", 4).is_empty());
+        assert_eq!(split_all(b"x\n", 4).len(), 1);
+        assert_eq!(split_all(b"\n\n", 4).len(), 2);
+        assert_eq!(split_all(b"\r", 4), vec![(1, 0, vec![], Terminator::Cr)]);
+    }
+
+    #[test]
+    fn block_sizes_do_not_change_the_lines() {
+        let mut input = Vec::new();
+        for i in 0..500u32 {
+            input.extend_from_slice(format!("line {i}").as_bytes());
+            input.extend_from_slice([&b"\n"[..], b"\r\n", b"\r", b"\r\xff\n"][(i % 4) as usize]);
+        }
+        input.extend_from_slice(b"torn");
+        let want = split_all(&input, 1 << 20);
+        assert_eq!(want.len(), 501);
+        for cap in [1, 7, 64, 1000] {
+            assert_eq!(split_all(&input, cap), want, "capacity {cap}");
+        }
     }
 }

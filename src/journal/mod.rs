@@ -8,14 +8,15 @@
 //! while streaming instead of from a second read.
 
 pub mod encode;
+mod fast;
 mod lines;
 mod record;
 mod replay;
 
-pub use lines::{LineReader, RawLine, Terminator};
+pub use lines::{Block, BlockReader, LineReader, RawLine, Span, Terminator};
 pub use record::{
     Classified, Clock, ClockMarker, CorruptReason, Field, Lease, LeaseRejection, Lenient, LineKind,
-    Op, Record, WorkId, classify,
+    Op, Record, WorkId, classify, classify_general,
 };
 pub use replay::{Active, Completion, Effect, Replay};
 
@@ -231,20 +232,42 @@ pub struct Scan {
     pub summary: Summary,
 }
 
+/// How to read: in parallel or not, and in blocks of what size. Neither
+/// changes the result, only the speed.
+#[derive(Clone, Copy, Debug)]
+pub struct ScanOptions {
+    /// Classify lines on every core.
+    pub parallel: bool,
+    /// Target block size in bytes.
+    pub block_size: usize,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            parallel: true,
+            block_size: 2 << 20,
+        }
+    }
+}
+
 /// Reads a whole journal, replays it and reports each line to `observer`.
-pub fn scan<R: Read>(src: R, observer: &mut dyn Observer) -> io::Result<Scan> {
-    scan_into(src, Replay::default(), observer)
+pub fn scan<R: Read + Send>(src: R, observer: &mut (dyn Observer + Send)) -> io::Result<Scan> {
+    scan_with(src, Replay::default(), observer, ScanOptions::default())
 }
 
 /// Like [`scan`], replaying into the given (empty) state, for example one
 /// that tracks completions.
-pub fn scan_into<R: Read>(
+pub fn scan_into<R: Read + Send>(
     src: R,
-    mut replay: Replay,
-    observer: &mut dyn Observer,
+    replay: Replay,
+    observer: &mut (dyn Observer + Send),
 ) -> io::Result<Scan> {
-    let mut reader = LineReader::new(src);
-    let mut summary = Summary {
+    scan_with(src, replay, observer, ScanOptions::default())
+}
+
+fn empty_summary() -> Summary {
+    Summary {
         bytes: 0,
         lines: 0,
         records: OpCounts::default(),
@@ -263,56 +286,141 @@ pub fn scan_into<R: Read>(
             offset: 0,
             zero_bytes: 0,
         },
-    };
-    while let Some(line) = reader.next_line()? {
-        let classified = classify(line.content);
-        summary.lines += 1;
-        if classified.invalid_utf8 > 0 {
-            summary.invalid_utf8_lines += 1;
-            summary.invalid_utf8_bytes += classified.invalid_utf8 as u64;
+    }
+}
+
+/// The scan itself. Sequential: read a block of whole lines, classify its
+/// lines, then sum up, replay and report them in file order. Parallel (the
+/// same result, faster): a reader thread reads blocks ahead, and while one
+/// block's lines are replayed in order the next block's lines are
+/// classified on the other cores.
+pub fn scan_with<R: Read + Send>(
+    src: R,
+    mut replay: Replay,
+    observer: &mut (dyn Observer + Send),
+    options: ScanOptions,
+) -> io::Result<Scan> {
+    let mut summary = empty_summary();
+    let mut reader = BlockReader::with_block_size(src, options.block_size);
+    if !options.parallel {
+        while let Some(block) = reader.next_block()? {
+            let classified: Vec<Classified> = block
+                .spans
+                .iter()
+                .map(|span| classify(block.content(span)))
+                .collect();
+            take_block(&mut summary, &mut replay, observer, &block, &classified);
+            reader.recycle(block);
         }
-        let mut reason = IgnoreReason::of_line(&classified, line.terminator);
-        let effect = match &classified.kind {
-            LineKind::Record(record) => {
-                count_record(&mut summary, record);
-                let effect = replay.apply(record, line.number, line.offset);
-                reason = IgnoreReason::of_effect(&effect, record);
-                Some(effect)
-            }
-            _ => None,
-        };
-        if let Some(reason) = reason {
-            *summary.ignored.entry(reason).or_default() += 1;
-        }
-        summary.tail = match line.terminator {
-            Terminator::None => Tail {
-                state: if matches!(classified.kind, LineKind::Corrupt { .. }) {
-                    TailState::Torn
-                } else {
-                    TailState::Unterminated
-                },
-                bytes: line.content.len() as u64,
-                offset: line.offset,
-                zero_bytes: line.content.iter().rev().take_while(|&&b| b == 0).count() as u64,
+        summary.bytes = reader.bytes_read();
+        return Ok(Scan { replay, summary });
+    }
+    // While one block's lines are classified on every core, the previous
+    // block is replayed in order and the next one read.
+    let mut current = reader.next_block()?;
+    let mut previous: Option<(Block, Vec<Classified>)> = None;
+    while let Some(block) = current.take() {
+        let (classified, next) = rayon::join(
+            || classify_parallel(&block),
+            || {
+                if let Some((done, classified)) = previous.take() {
+                    take_block(&mut summary, &mut replay, observer, &done, &classified);
+                    reader.recycle(done);
+                }
+                reader.next_block()
             },
-            _ => Tail {
-                state: TailState::Clean,
-                bytes: 0,
-                offset: line.offset + (line.content.len() + line.terminator_len) as u64,
-                zero_bytes: 0,
-            },
-        };
-        observer.line(&LineEvent {
-            number: line.number,
-            offset: line.offset,
-            content: line.content,
-            terminator: line.terminator,
-            classified: &classified,
-            effect: effect.as_ref(),
-        });
+        );
+        previous = Some((block, classified));
+        current = next?;
+    }
+    if let Some((done, classified)) = previous.take() {
+        take_block(&mut summary, &mut replay, observer, &done, &classified);
     }
     summary.bytes = reader.bytes_read();
     Ok(Scan { replay, summary })
+}
+
+fn classify_parallel(block: &Block) -> Vec<Classified> {
+    use rayon::prelude::*;
+    block
+        .spans
+        .par_iter()
+        .with_min_len(512)
+        .map(|span| classify(block.content(span)))
+        .collect()
+}
+
+fn take_block(
+    summary: &mut Summary,
+    replay: &mut Replay,
+    observer: &mut (dyn Observer + Send),
+    block: &Block,
+    classified: &[Classified],
+) {
+    for (span, classified) in block.spans.iter().zip(classified) {
+        take_line(
+            summary,
+            replay,
+            observer,
+            span,
+            block.content(span),
+            classified,
+        );
+    }
+}
+
+fn take_line(
+    summary: &mut Summary,
+    replay: &mut Replay,
+    observer: &mut (dyn Observer + Send),
+    span: &Span,
+    content: &[u8],
+    classified: &Classified,
+) {
+    summary.lines += 1;
+    if classified.invalid_utf8 > 0 {
+        summary.invalid_utf8_lines += 1;
+        summary.invalid_utf8_bytes += classified.invalid_utf8 as u64;
+    }
+    let mut reason = IgnoreReason::of_line(classified, span.terminator);
+    let effect = match &classified.kind {
+        LineKind::Record(record) => {
+            count_record(summary, record);
+            let effect = replay.apply(record, span.number, span.offset);
+            reason = IgnoreReason::of_effect(&effect, record);
+            Some(effect)
+        }
+        _ => None,
+    };
+    if let Some(reason) = reason {
+        *summary.ignored.entry(reason).or_default() += 1;
+    }
+    summary.tail = match span.terminator {
+        Terminator::None => Tail {
+            state: if matches!(classified.kind, LineKind::Corrupt { .. }) {
+                TailState::Torn
+            } else {
+                TailState::Unterminated
+            },
+            bytes: content.len() as u64,
+            offset: span.offset,
+            zero_bytes: content.iter().rev().take_while(|&&b| b == 0).count() as u64,
+        },
+        _ => Tail {
+            state: TailState::Clean,
+            bytes: 0,
+            offset: span.offset + (content.len() + span.terminator_len) as u64,
+            zero_bytes: 0,
+        },
+    };
+    observer.line(&LineEvent {
+        number: span.number,
+        offset: span.offset,
+        content,
+        terminator: span.terminator,
+        classified,
+        effect: effect.as_ref(),
+    });
 }
 
 fn count_record(summary: &mut Summary, record: &Record) {

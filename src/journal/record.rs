@@ -34,18 +34,30 @@ impl WorkId {
         self.to_string()
     }
 
-    /// Whether the hex form starts with `prefix` (any case).
+    /// Whether the hex form starts with `prefix` (lowercase hex).
     pub fn has_prefix(&self, prefix: &str) -> bool {
-        self.to_hex().starts_with(&prefix.to_ascii_lowercase())
+        self.hex_bytes().starts_with(prefix.as_bytes())
+    }
+}
+
+impl WorkId {
+    /// The hex form in a stack buffer.
+    pub fn hex_bytes(&self) -> [u8; 64] {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 64];
+        for (i, b) in self.0.iter().enumerate() {
+            out[2 * i] = HEX[usize::from(b >> 4)];
+            out[2 * i + 1] = HEX[usize::from(b & 0xF)];
+        }
+        out
     }
 }
 
 impl fmt::Display for WorkId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        let hex = self.hex_bytes();
+        // Hex digits are ASCII.
+        f.write_str(std::str::from_utf8(&hex).unwrap_or_default())
     }
 }
 
@@ -226,7 +238,7 @@ pub struct Lease {
     /// The clock domain.
     pub clock: Clock,
     /// The canonical encoding of the payload (what the id hashes).
-    pub payload: Box<[u8]>,
+    pub payload: std::sync::Arc<[u8]>,
     /// Values upstream coerced.
     pub lenient: Vec<Lenient>,
 }
@@ -299,8 +311,15 @@ const MARKER_FIELDS: [&str; 4] = ["clock", "id", "op", "time"];
 const GLUE_WINDOW: usize = 16 << 20;
 const GLUE_CANDIDATES: usize = 16;
 
-/// Classifies one line (without its terminator).
+/// Classifies one line (without its terminator): the fast path for lines
+/// in upstream's exact form, the general path for everything else.
 pub fn classify(content: &[u8]) -> Classified {
+    super::fast::classify(content).unwrap_or_else(|| classify_general(content))
+}
+
+/// Classifies any line with the general parser (the reference the fast
+/// path is tested against).
+pub fn classify_general(content: &[u8]) -> Classified {
     let (text, invalid_utf8) = json::strip_invalid_utf8(content);
     // Stripping leaves valid UTF-8 by construction.
     let text = std::str::from_utf8(&text).unwrap_or_default();
@@ -569,7 +588,7 @@ fn lease(id: WorkId, obj: &json::Object) -> Result<Lease, LeaseRejection> {
         time,
         attempts,
         clock,
-        payload: payload.into_boxed_slice(),
+        payload: payload.into(),
         lenient,
     })
 }

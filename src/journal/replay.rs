@@ -5,6 +5,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use foldhash::fast::RandomState;
+
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -27,7 +29,7 @@ pub struct Active {
     /// Byte offset of that line.
     pub offset: u64,
     /// Canonical payload bytes.
-    pub payload: Box<[u8]>,
+    pub payload: std::sync::Arc<[u8]>,
 }
 
 /// What applying one record did to the state.
@@ -86,15 +88,15 @@ pub struct Completion {
 #[derive(Clone, Debug, Default)]
 pub struct Replay {
     /// Active leases.
-    pub active: HashMap<WorkId, Active>,
+    pub active: HashMap<WorkId, Active, RandomState>,
     /// Completed ids.
-    pub completed: HashSet<WorkId>,
+    pub completed: HashSet<WorkId, RandomState>,
     /// Upstream's `events` counter (counted lines), which drives its
     /// compaction timing.
     pub events: u64,
     /// For each completed id, where its records are; kept only when asked
     /// for (compaction needs it, reports do not).
-    pub completions: Option<HashMap<WorkId, Completion>>,
+    pub completions: Option<HashMap<WorkId, Completion, RandomState>>,
 }
 
 impl Replay {
@@ -163,7 +165,7 @@ impl Replay {
     /// A replay that also records where each completion's records are.
     pub fn tracking_completions() -> Replay {
         Replay {
-            completions: Some(HashMap::new()),
+            completions: Some(HashMap::default()),
             ..Replay::default()
         }
     }

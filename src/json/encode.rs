@@ -147,19 +147,18 @@ pub fn float_repr(f: f64) -> String {
 /// and on an exact tie the one with an even last digit. Rust's `{:e}`
 /// gives the same digits except on ties, where it rounds half up.
 fn shortest_digits(f: f64) -> (String, i32) {
+    let (digits, exp) = ryu_digits(f);
+    let n = digits.len();
+    if !tie_possible(f, n) {
+        return (digits, exp);
+    }
     let split = |sci: &str| -> (String, i32) {
         let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
         (mantissa.replace('.', ""), exp.parse().unwrap_or(0))
     };
-    let (digits, exp) = split(&format!("{f:e}"));
-    let n = digits.len();
     // A tie needs the exact value to be the n-digit midpoint: its digit
-    // n+1 is 5 and nothing follows. Check cheaply, then exactly (a double
-    // has at most 767 significant decimal digits).
-    let (rounded, _) = split(&format!("{f:.n$e}"));
-    if !rounded.ends_with('5') {
-        return (digits, exp);
-    }
+    // n+1 is 5 and nothing follows (a double has at most 767 significant
+    // decimal digits).
     let (exact, exact_exp) = split(&format!("{f:.800e}"));
     let exact = exact.trim_end_matches('0');
     if exact.len() != n + 1 || !exact.ends_with('5') || exact_exp != exp {
@@ -175,6 +174,73 @@ fn shortest_digits(f: f64) -> (String, i32) {
         }
     }
     (digits, exp)
+}
+
+/// The shortest round-trip digits (no trailing zeros) and the decimal
+/// exponent of the first one, from ryu.
+fn ryu_digits(f: f64) -> (String, i32) {
+    let mut buffer = ryu::Buffer::new();
+    let text = buffer.format_finite(f);
+    let (mantissa, exp) = match text.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits: String = int_part.chars().chain(frac_part.chars()).collect();
+    let mut point = int_part.len() as i32;
+    // Leading zeros (0.00123) move the exponent; trailing zeros go.
+    let lead = digits.len() - digits.trim_start_matches('0').len();
+    digits.drain(..lead);
+    point -= lead as i32;
+    let trimmed = digits.trim_end_matches('0').len();
+    digits.truncate(trimmed.max(1));
+    (digits, exp + point - 1)
+}
+
+/// Whether the exact value of `f` can have only `n + 1` significant
+/// digits (a necessary condition for a tie between two `n`-digit
+/// candidates). `f = m * 2^e` with `m` odd has exactly as many significant
+/// digits as `m * 5^-e` when `e < 0`; most doubles with a fraction have far
+/// more, so the exact check is rarely needed.
+fn tie_possible(f: f64, n: usize) -> bool {
+    let bits = f.to_bits();
+    let exponent = ((bits >> 52) & 0x7FF) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    let (mut m, mut e) = if exponent == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1 << 52), exponent - 1075)
+    };
+    if m == 0 {
+        return false;
+    }
+    let zeros = m.trailing_zeros();
+    m >>= zeros;
+    e += zeros as i32;
+    if e >= 0 {
+        // An integer: shortest digits are exact below 2^53.
+        return f >= 9007199254740992.0;
+    }
+    // digits(m * 5^k) <= log10(m) + k*log10(5) + 1; bit length bounds
+    // log10(m) from above, which only errs toward the exact check.
+    let log10_m = f64::from(64 - m.leading_zeros()) * std::f64::consts::LOG10_2;
+    let significant = log10_m + f64::from(-e) * (1.0 - std::f64::consts::LOG10_2) + 1.0;
+    significant <= (n + 3) as f64
+}
+
+/// Whether `text` is Python's `repr` of `f`; without allocating in the
+/// common case (ryu's fixed notation equals Python's for magnitudes in
+/// [1e-4, 1e16) whenever no tie between two shortest candidates is
+/// possible).
+pub fn is_float_repr(text: &str, f: f64) -> bool {
+    if !f.is_finite() {
+        return false;
+    }
+    if (1e-4..1e16).contains(&f.abs()) && !tie_possible(f.abs(), 17) {
+        let mut buffer = ryu::Buffer::new();
+        return buffer.format_finite(f) == text;
+    }
+    float_repr(f) == text
 }
 
 /// Python's `repr(float)` for any value, with JSON's spellings of the
@@ -270,6 +336,76 @@ mod tests {
         ];
         for (f, want) in cases {
             assert_eq!(float_repr(f), want, "{f:e}");
+        }
+    }
+
+    /// The digits as the slow, obviously right way computes them: std's
+    /// shortest digits, then the exact tie rule on every value.
+    fn reference_digits(f: f64) -> (String, i32) {
+        let split = |sci: &str| -> (String, i32) {
+            let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+            (mantissa.replace('.', ""), exp.parse().unwrap_or(0))
+        };
+        let (digits, exp) = split(&format!("{f:e}"));
+        let n = digits.len();
+        let (exact, exact_exp) = split(&format!("{f:.800e}"));
+        let exact = exact.trim_end_matches('0');
+        if exact.len() == n + 1 && exact.ends_with('5') && exact_exp == exp {
+            let low = &exact[..n];
+            if (low.as_bytes()[n - 1] - b'0') % 2 == 0 {
+                let candidate = format!("{}.{}e{exp}", &low[..1], &low[1..]);
+                if candidate.parse::<f64>() == Ok(f) {
+                    return (low.to_string(), exp);
+                }
+            }
+        }
+        (digits, exp)
+    }
+
+    #[test]
+    fn fast_digits_agree_with_the_reference() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut checked = 0;
+        for i in 0..200_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Random bit patterns, and short decimals (where ties live).
+            let f = if i % 2 == 0 {
+                f64::from_bits(x)
+            } else {
+                (x % 1_000_000_000) as f64 / [1.0, 4.0, 8.0, 16.0, 1024.0, 3.0][(x % 6) as usize]
+            };
+            if !f.is_finite() || f == 0.0 {
+                continue;
+            }
+            assert_eq!(shortest_digits(f.abs()), reference_digits(f.abs()), "{f:e}");
+            checked += 1;
+        }
+        assert!(checked > 150_000);
+    }
+
+    #[test]
+    fn repr_check_agrees_with_repr() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for i in 0..100_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let f = match i % 3 {
+                0 => f64::from_bits(x),
+                1 => 1_754_550_000.0 + (x % 100_000_000) as f64 / 1e4,
+                _ => (x % 1_000_000) as f64 / 64.0,
+            };
+            if !f.is_finite() {
+                continue;
+            }
+            let repr = float_repr(f);
+            assert!(is_float_repr(&repr, f), "{repr}");
+            assert!(
+                !is_float_repr(&format!("{repr}0"), f) || repr.contains('e'),
+                "{repr}0"
+            );
         }
     }
 

@@ -5,6 +5,7 @@ mod fidelity;
 mod inspect;
 mod jsontestsuite;
 mod man;
+mod scan;
 mod support;
 mod verify;
 mod write;

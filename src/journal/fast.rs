@@ -1,0 +1,473 @@
+//! The fast path of line classification: a single pass over a line that is
+//! exactly what upstream writes (sorted keys, compact separators, ASCII,
+//! canonical escapes and numbers), without building a value tree. The
+//! payload's bytes are then its canonical encoding, so they are hashed as
+//! they stand.
+//!
+//! Anything else — a space, an unsorted key, an escape in a member name, a
+//! float that is not Python's repr of itself, a coerced value — returns
+//! `None` and goes to the general path ([`super::record`]), which handles
+//! every line. The contract, tested on every fixture and on generated and
+//! fuzzed lines: whenever this returns `Some`, it equals what the general
+//! path returns.
+
+use sha2::{Digest, Sha256};
+
+use super::record::{
+    Classified, Clock, ClockMarker, Lease, LeaseRejection, LineKind, Op, Record, WorkId,
+};
+use crate::json::{MAX_DEPTH, PyInt, is_float_repr};
+
+/// Upstream's records nest one level below the line's object.
+const PAYLOAD_DEPTH: usize = 2;
+
+struct Cursor<'a> {
+    s: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn eat(&mut self, lit: &[u8]) -> Option<()> {
+        if self.s[self.pos..].starts_with(lit) {
+            self.pos += lit.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.pos).copied()
+    }
+
+    /// 64 lowercase hex characters and the closing quote.
+    fn id(&mut self) -> Option<WorkId> {
+        let hex = self.s.get(self.pos..self.pos + 64)?;
+        let mut out = [0u8; 32];
+        let mut bad = 0u8;
+        for (i, pair) in hex.chunks_exact(2).enumerate() {
+            let (hi, lo) = (NIBBLES[usize::from(pair[0])], NIBBLES[usize::from(pair[1])]);
+            bad |= hi | lo;
+            out[i] = hi << 4 | (lo & 0xF);
+        }
+        // Any 0xFF entry sets the high bits; valid nibbles never do.
+        if bad & 0xF0 != 0 {
+            return None;
+        }
+        self.pos += 64;
+        self.eat(b"\"")?;
+        Some(WorkId(out))
+    }
+
+    /// A non-negative integer in canonical form that fits in i64.
+    fn small_uint(&mut self) -> Option<i64> {
+        let start = self.pos;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+        let digits = &self.s[start..self.pos];
+        if digits.is_empty() || digits.len() > 18 || (digits.len() > 1 && digits[0] == b'0') {
+            return None;
+        }
+        Some(
+            digits
+                .iter()
+                .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')),
+        )
+    }
+
+    /// A float in Python's repr form, finite and not negative; returns the
+    /// value.
+    fn repr_float(&mut self) -> Option<f64> {
+        let start = self.pos;
+        while let Some(b'0'..=b'9' | b'.' | b'e' | b'+' | b'-') = self.peek() {
+            self.pos += 1;
+        }
+        let text = std::str::from_utf8(&self.s[start..self.pos]).ok()?;
+        if text.starts_with('-') {
+            return None;
+        }
+        let value: f64 = text.parse().ok()?;
+        is_float_repr(text, value).then_some(value)
+    }
+
+    /// A canonical JSON value at `depth`.
+    fn value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'{' => self.object(depth + 1),
+            b'[' => self.array(depth + 1),
+            b'"' => self.string(),
+            b't' => self.eat(b"true"),
+            b'f' => self.eat(b"false"),
+            b'n' => self.eat(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.pos += 1;
+        if self.eat(b"}").is_some() {
+            return Some(());
+        }
+        let mut previous: Option<&[u8]> = None;
+        loop {
+            let key = self.plain_key()?;
+            // Sorted strictly: also rules out duplicates.
+            if previous.is_some_and(|p| p >= key) {
+                return None;
+            }
+            previous = Some(key);
+            self.eat(b":")?;
+            self.value(depth)?;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A member name of printable ASCII without escapes (whose byte order
+    /// is then code point order).
+    fn plain_key(&mut self) -> Option<&'a [u8]> {
+        self.eat(b"\"")?;
+        let start = self.pos;
+        loop {
+            match self.peek()? {
+                b'"' => break,
+                0x20..=0x7E if self.s[self.pos] != b'\\' => self.pos += 1,
+                _ => return None,
+            }
+        }
+        let key = &self.s[start..self.pos];
+        self.pos += 1;
+        Some(key)
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.pos += 1;
+        if self.eat(b"]").is_some() {
+            return Some(());
+        }
+        loop {
+            self.value(depth)?;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b']' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string as `ensure_ascii` writes it.
+    fn string(&mut self) -> Option<()> {
+        self.pos += 1;
+        loop {
+            // Runs of plain characters are checked in bulk.
+            let rest = &self.s[self.pos..];
+            let stop = memchr::memchr2(b'"', b'\\', rest)?;
+            if !rest[..stop].iter().all(|&b| (0x20..0x7F).contains(&b)) {
+                return None;
+            }
+            self.pos += stop;
+            if self.s[self.pos] == b'"' {
+                self.pos += 1;
+                return Some(());
+            }
+            self.pos += 1;
+            match self.peek()? {
+                b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => self.pos += 1,
+                b'u' => {
+                    let hex = self.s.get(self.pos + 1..self.pos + 5)?;
+                    let mut v = 0u32;
+                    for &h in hex {
+                        v = v << 4 | u32::from(nibble(h)?);
+                    }
+                    // Python writes these as themselves or as short
+                    // escapes, never as \u.
+                    let short = matches!(v, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D);
+                    if short || (0x20..0x7F).contains(&v) {
+                        return None;
+                    }
+                    self.pos += 5;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn number(&mut self) -> Option<()> {
+        let start = self.pos;
+        self.eat(b"-");
+        let int_start = self.pos;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+        let int_digits = self.pos - int_start;
+        if int_digits == 0 || (int_digits > 1 && self.s[int_start] == b'0') {
+            return None;
+        }
+        if let Some(b'.' | b'e' | b'E') = self.peek() {
+            // Floats are rare in payloads: canonical only as Python's repr.
+            while let Some(b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            let text = std::str::from_utf8(&self.s[start..self.pos]).ok()?;
+            let value: f64 = text.parse().ok()?;
+            return is_float_repr(text, value).then_some(());
+        }
+        let negative = int_start > start;
+        if (negative && &self.s[int_start..self.pos] == b"0") || int_digits > 4300 {
+            return None;
+        }
+        Some(())
+    }
+}
+
+/// Lowercase hex digit values; 0xFF marks anything else.
+const NIBBLES: [u8; 256] = {
+    let mut table = [0xFFu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
+
+fn nibble(b: u8) -> Option<u8> {
+    let v = NIBBLES[usize::from(b)];
+    (v != 0xFF).then_some(v)
+}
+
+fn clock_value(c: &mut Cursor<'_>) -> Option<Clock> {
+    if c.eat(b"\"unix\"").is_some() {
+        Some(Clock::Unix)
+    } else if c.eat(b"\"legacy\"").is_some() {
+        Some(Clock::Legacy)
+    } else {
+        None
+    }
+}
+
+fn marker(clock: Option<Clock>) -> ClockMarker {
+    match clock {
+        None => ClockMarker::Absent,
+        Some(Clock::Unix) => ClockMarker::Unix,
+        Some(Clock::Legacy) => ClockMarker::Legacy,
+    }
+}
+
+/// Classifies a line in upstream's exact form, or returns `None`.
+pub fn classify(line: &[u8]) -> Option<Classified> {
+    let kind = if line.starts_with(b"{\"attempts\":") {
+        lease(line)?
+    } else {
+        marker_record(line)?
+    };
+    Some(Classified {
+        invalid_utf8: 0,
+        kind,
+    })
+}
+
+/// `{"attempts":A,["clock":C,]"id":H,"op":"lease","payload":P,"time":T,"worker":W}`
+fn lease(line: &[u8]) -> Option<LineKind> {
+    let mut c = Cursor { s: line, pos: 0 };
+    c.eat(b"{\"attempts\":")?;
+    let attempts = c.small_uint()?;
+    if attempts < 1 {
+        return None;
+    }
+    c.eat(b",")?;
+    let clock = if c.eat(b"\"clock\":").is_some() {
+        let clock = clock_value(&mut c)?;
+        c.eat(b",")?;
+        Some(clock)
+    } else {
+        None
+    };
+    c.eat(b"\"id\":\"")?;
+    let id = c.id()?;
+    c.eat(b",\"op\":\"lease\",\"payload\":")?;
+    if c.peek()? != b'{' {
+        return None;
+    }
+    let payload_start = c.pos;
+    c.value(PAYLOAD_DEPTH - 1)?;
+    let payload = &line[payload_start..c.pos];
+    c.eat(b",\"time\":")?;
+    let time = c.repr_float()?;
+    c.eat(b",\"worker\":")?;
+    let worker = c.small_uint()?;
+    c.eat(b"}")?;
+    if c.pos != line.len() {
+        return None;
+    }
+    let computed = WorkId(Sha256::digest(payload).into());
+    let op = if computed != id {
+        Op::Lease(Err(LeaseRejection::PayloadMismatch { computed }))
+    } else {
+        Op::Lease(Ok(Lease {
+            worker: PyInt::Small(worker),
+            time,
+            attempts: PyInt::Small(attempts),
+            clock: clock.unwrap_or(Clock::Legacy),
+            payload: payload.into(),
+            lenient: Vec::new(),
+        }))
+    };
+    Some(LineKind::Record(Record {
+        id,
+        op,
+        time: Some(time),
+        marker: marker(clock),
+        unknown_fields: Vec::new(),
+        canonical: true,
+    }))
+}
+
+/// `{"clock":C,"id":H,"op":"done"|"reclaim","time":T}`
+fn marker_record(line: &[u8]) -> Option<LineKind> {
+    let mut c = Cursor { s: line, pos: 0 };
+    c.eat(b"{\"clock\":")?;
+    let clock = clock_value(&mut c)?;
+    c.eat(b",\"id\":\"")?;
+    let id = c.id()?;
+    let op = if c.eat(b",\"op\":\"done\",\"time\":").is_some() {
+        Op::Done
+    } else if c.eat(b",\"op\":\"reclaim\",\"time\":").is_some() {
+        Op::Reclaim
+    } else {
+        return None;
+    };
+    let time = c.repr_float()?;
+    c.eat(b"}")?;
+    if c.pos != line.len() {
+        return None;
+    }
+    Some(LineKind::Record(Record {
+        id,
+        op,
+        time: Some(time),
+        marker: marker(Some(clock)),
+        unknown_fields: Vec::new(),
+        canonical: true,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::record::classify_general;
+
+    fn agrees(line: &[u8]) -> bool {
+        match classify(line) {
+            Some(fast) => {
+                assert_eq!(
+                    fast,
+                    classify_general(line),
+                    "{}",
+                    String::from_utf8_lossy(line)
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[test]
+    fn upstream_lines_take_the_fast_path_and_agree() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/");
+        let mut fast = 0;
+        let mut total = 0;
+        for entry in std::fs::read_dir(format!("{dir}fidelity")).unwrap() {
+            let path = entry.unwrap().path().join("journal.jsonl");
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            for line in bytes.split(|&b| b == b'\n') {
+                total += 1;
+                if agrees(line) {
+                    fast += 1;
+                }
+            }
+        }
+        assert!(
+            fast * 2 > total,
+            "most upstream lines are canonical: {fast}/{total}"
+        );
+    }
+
+    #[test]
+    fn non_canonical_forms_fall_back() {
+        let id = "b3ebf1ab1e22ca48684634c8a2b31bf4f956e0964f7eccb2c2e09cb59f6cc088";
+        let ok = format!(
+            r#"{{"attempts":1,"clock":"legacy","id":"{id}","op":"lease","payload":{{"path":"legacy","target_branch":5}},"time":123456.789,"worker":1}}"#
+        );
+        assert!(agrees(ok.as_bytes()));
+        for (from, to) in [
+            ("\"time\":123456.789", "\"time\":123456.7890"),
+            ("\"time\":123456.789", "\"time\":1e400"),
+            ("\"worker\":1", "\"worker\":\"1\""),
+            ("\"attempts\":1", "\"attempts\":0"),
+            ("\"path\":\"legacy\"", "\"path\":\"leg\\u0061cy\""),
+            ("\"path\":\"legacy\"", "\"path\":\"legacy\\/\""),
+            (
+                "\"path\":\"legacy\",\"target_branch\":5",
+                "\"target_branch\":5,\"path\":\"legacy\"",
+            ),
+            (
+                "\"path\":\"legacy\",\"target_branch\":5",
+                "\"path\":\"legacy\",\"path\":\"legacy\"",
+            ),
+            ("\"target_branch\":5", "\"target_branch\":-0"),
+            ("\"target_branch\":5", "\"target_branch\":05"),
+            ("\"target_branch\":5", "\"target_branch\": 5"),
+            ("\"target_branch\":5", "\"target_branch\":5.0e0"),
+            ("\"path\":\"legacy\"", "\"p\\u00e9\":\"legacy\""),
+            ("\"path\":\"legacy\"", "\"path\":\"caf\u{e9}\""),
+        ] {
+            let changed = ok.replacen(from, to, 1);
+            assert_ne!(changed, ok, "{from}");
+            assert!(classify(changed.as_bytes()).is_none(), "{changed}");
+        }
+        // Canonical escapes and numbers stay on the fast path.
+        for (from, to) in [
+            (
+                "\"path\":\"legacy\"",
+                "\"path\":\"\\u00e9\\ud83d\\ude00\\u007f\\u0001\\n\\\"\"",
+            ),
+            (
+                "\"target_branch\":5",
+                "\"target_branch\":18446744073709551615",
+            ),
+            (
+                "\"target_branch\":5",
+                "\"target_branch\":[1e+16,1e-05,0.5,-3,{},[]]",
+            ),
+        ] {
+            let changed = ok.replacen(from, to, 1);
+            assert!(classify(changed.as_bytes()).is_some(), "{changed}");
+            assert!(agrees(changed.as_bytes()));
+        }
+    }
+}
