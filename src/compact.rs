@@ -35,9 +35,10 @@ pub struct Plan {
     pub before: StateView,
     /// Replay state of the compacted file.
     pub after: StateView,
-    /// Offsets of the lines re-encoded in the first part of the output.
+    /// Offsets of the lines kept in the first part of the output, and
+    /// whether each can be copied as it stands (else it is re-encoded).
     #[serde(skip)]
-    pub keep_offsets: Vec<u64>,
+    pub keep_offsets: Vec<(u64, bool)>,
     /// The active leases, sorted by id.
     #[serde(skip)]
     pub leases: Vec<(WorkId, Active)>,
@@ -65,12 +66,17 @@ pub fn scan(src: impl Read + Send) -> io::Result<Scan> {
 pub fn plan(mut replay: Replay, lines: u64, bytes: u64, drop_completed: bool) -> Plan {
     let before = StateView::of(&replay);
     let completions = replay.completions.take().unwrap_or_default();
-    let mut keep_offsets: Vec<u64> = if drop_completed {
+    let mut keep_offsets: Vec<(u64, bool)> = if drop_completed {
         Vec::new()
     } else {
         completions
             .values()
-            .flat_map(|c| [c.lease_offset, c.done_offset])
+            .flat_map(|c| {
+                [
+                    (c.lease_offset, c.lease_verbatim),
+                    (c.done_offset, c.done_verbatim),
+                ]
+            })
             .collect()
     };
     keep_offsets.sort_unstable();
@@ -116,7 +122,15 @@ pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Res
         let mut reader = LineReader::new(src);
         let mut wanted = plan.keep_offsets.iter().peekable();
         while let Some(line) = reader.next_line()? {
-            if wanted.next_if(|&&o| o == line.offset).is_none() {
+            let Some(&(_, verbatim)) = wanted.next_if(|&&(o, _)| o == line.offset) else {
+                continue;
+            };
+            if verbatim {
+                out.write_all(line.content)?;
+                out.write_all(b"\n")?;
+                if wanted.peek().is_none() {
+                    break;
+                }
                 continue;
             }
             let classified = journal::classify(line.content);

@@ -393,8 +393,8 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
 
 /// Writes a new version of `target` through a temporary file: `produce`
 /// writes the content, `check` re-reads the finished temporary file and
-/// accepts or refuses it, and only then is it renamed over `target` and the
-/// directory fsynced. `like` gives the mode and owner to keep (the
+/// accepts it (or finds it needless, when it is discarded) or refuses it,
+/// and only then is it renamed over `target` and the directory fsynced. `like` gives the mode and owner to keep (the
 /// original's); `None` for a new file (mode 0644 less the umask).
 /// `must_not_exist` refuses to replace an existing `target`.
 pub fn replace(
@@ -402,8 +402,8 @@ pub fn replace(
     like: Option<&fs::Metadata>,
     must_not_exist: bool,
     produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-    check: impl FnOnce(&mut File) -> Result<(), String>,
-) -> Result<(), WriteError> {
+    check: impl FnOnce(&mut File) -> Result<Publish, String>,
+) -> Result<Publish, WriteError> {
     if must_not_exist && fs::symlink_metadata(target).is_ok() {
         return Err(WriteError::Exists {
             path: target.to_path_buf(),
@@ -445,10 +445,14 @@ pub fn replace(
         file.sync_all()
             .map_err(io_err(&temp, "fsync the temporary file"))?;
         let mut reread = File::open(&temp).map_err(io_err(&temp, "re-read the temporary file"))?;
-        check(&mut reread).map_err(|detail| WriteError::Verify {
+        let publish = check(&mut reread).map_err(|detail| WriteError::Verify {
             path: target.to_path_buf(),
             detail,
         })?;
+        if publish == Publish::No {
+            let _ = fs::remove_file(&temp);
+            return Ok(Publish::No);
+        }
         failpoint("before-rename").map_err(io_err(target, "rename"))?;
         if must_not_exist && fs::symlink_metadata(target).is_ok() {
             return Err(WriteError::Exists {
@@ -457,12 +461,22 @@ pub fn replace(
         }
         fs::rename(&temp, target).map_err(io_err(target, "rename the temporary file over"))?;
         failpoint("after-rename").map_err(io_err(target, "fsync the directory"))?;
-        sync_dir(parent(target))
+        sync_dir(parent(target))?;
+        Ok(Publish::Yes)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+/// What the check of a finished temporary file decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Publish {
+    /// Rename it over the target.
+    Yes,
+    /// Discard it: the target already has this content.
+    No,
 }
 
 /// How to make the end of a file safe to append to.

@@ -8,9 +8,9 @@ use clap::Args;
 
 use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs};
-use super::write::{self, CompareSink, Session, WriteArgs};
+use super::write::{self, CompareSink, Session, Tee, WriteArgs};
 use crate::compact::{self, Measured};
-use crate::durable::{self, Identity};
+use crate::durable::{self, Identity, Publish};
 use crate::inspect::SCHEMA_VERSION;
 use crate::plan::{self, Mode, Outcome, Report};
 use crate::render;
@@ -72,21 +72,13 @@ fn compact_file(
         scan.summary.bytes,
         drop_completed,
     );
-    let mut sink = CompareSink::new(write::reopen(path, &identity).map_err(read_error)?);
-    compact::write_result(
-        write::reopen(path, &identity).map_err(read_error)?,
-        &plan,
-        &mut sink,
-    )
-    .map_err(read_error)?;
-    let (bytes_after, unchanged) = sink.finish().map_err(read_error)?;
     let mut outcome = Outcome {
         path: path.display().to_string(),
         kind: Kind::Journal,
         plan: Measured {
             plan,
-            bytes_after,
-            unchanged,
+            bytes_after: 0,
+            unchanged: false,
         },
         written: false,
         backup: None,
@@ -95,26 +87,61 @@ fn compact_file(
         note: None,
     };
     let plan = &outcome.plan.plan;
-    let produce =
-        |out: &mut dyn Write| compact::write_result(write::reopen(path, &identity)?, plan, out);
-    let check = |f: &mut std::fs::File| plan::check_replay(f, &plan.after);
+    // The result is compared with the source while it is written, so the
+    // size and "already compact" come without another pass.
+    let measured = std::cell::Cell::new((0u64, false));
+    let produce = |out: &mut dyn Write| {
+        let mut sink = CompareSink::new(write::reopen(path, &identity)?);
+        let mut tee = Tee {
+            a: out,
+            b: &mut sink,
+        };
+        compact::write_result(write::reopen(path, &identity)?, plan, &mut tee)?;
+        measured.set(sink.finish()?);
+        Ok(())
+    };
     durable::failpoint("planned")?;
     match session.mode {
-        Mode::DryRun => {}
-        Mode::Apply if unchanged => outcome.note = Some("nothing to do: already compact".into()),
+        Mode::DryRun => {
+            produce(&mut std::io::sink()).map_err(read_error)?;
+        }
         Mode::Output => {
             let dest = session.output().unwrap_or(path);
+            let check =
+                |f: &mut std::fs::File| plan::check_replay(f, &plan.after).map(|()| Publish::Yes);
             durable::replace(dest, None, true, produce, check)?;
             outcome.output = Some(dest.display().to_string());
             outcome.written = true;
         }
         Mode::Apply => {
             identity.check(path)?;
-            outcome.backup = session.backup(path)?;
-            durable::replace(path, Some(&meta), false, produce, check)?;
-            outcome.written = true;
+            let backup = session.backup(path)?;
+            let check = |f: &mut std::fs::File| {
+                plan::check_replay(f, &plan.after)?;
+                Ok(if measured.get().1 {
+                    Publish::No
+                } else {
+                    Publish::Yes
+                })
+            };
+            match durable::replace(path, Some(&meta), false, produce, check)? {
+                Publish::Yes => {
+                    outcome.backup = backup;
+                    outcome.written = true;
+                }
+                Publish::No => {
+                    // Nothing changed: the backup is not needed either.
+                    if let Some(b) = &backup {
+                        let _ = std::fs::remove_file(b);
+                    }
+                    outcome.note = Some("nothing to do: already compact".into());
+                }
+            }
         }
     }
+    let (bytes_after, unchanged) = measured.get();
+    outcome.plan.bytes_after = bytes_after;
+    outcome.plan.unchanged = unchanged;
     Ok(outcome)
 }
 

@@ -10,7 +10,7 @@ use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, CompareSink, Session, WriteArgs};
 use crate::compact::{self, Measured};
-use crate::durable::{self, Identity, Seal, WriteError};
+use crate::durable::{self, Identity, Publish, Seal, WriteError};
 use crate::inspect::SCHEMA_VERSION;
 use crate::journal::Clock;
 use crate::migrate::{self, Migration};
@@ -128,7 +128,7 @@ fn migrate_journal(
                 (session.mode == Mode::Apply).then_some(&meta),
                 session.mode == Mode::Output,
                 |out| compact::write_result(write::reopen(path, &identity)?, plan, out),
-                |f| plan::check_replay(f, &plan.after),
+                |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
             )?;
         }
         Migration::Reclaim(plan) if session.mode == Mode::Output => {
@@ -137,7 +137,7 @@ fn migrate_journal(
                 None,
                 true,
                 |out| recover::write_result(write::reopen(path, &identity)?, plan, out),
-                |f| plan::check_replay(f, &plan.after),
+                |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
             )?;
         }
         Migration::Reclaim(plan) => {
@@ -195,7 +195,7 @@ fn migrate_snapshot(
             let mut written = Vec::new();
             f.read_to_end(&mut written).map_err(|e| e.to_string())?;
             if written == plan.content {
-                Ok(())
+                Ok(Publish::Yes)
             } else {
                 Err("the snapshot read back differs from what was written".into())
             }

@@ -10,7 +10,7 @@ use clap::Args;
 use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, Session, WriteArgs};
-use crate::durable::{self, Identity, Seal};
+use crate::durable::{self, Identity, Publish, Seal};
 use crate::inspect::SCHEMA_VERSION;
 use crate::plan::{self, Mode, Outcome, Report};
 use crate::recover::{self, Plan, Selection, TailFix};
@@ -126,7 +126,7 @@ fn recover_file(
                 None,
                 true,
                 |out| recover::write_result(write::reopen(path, &identity)?, plan, out),
-                |f| plan::check_replay(f, &plan.after),
+                |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
             )?;
             outcome.output = Some(dest.display().to_string());
             outcome.written = true;
@@ -140,7 +140,7 @@ fn recover_file(
                     Some(&meta),
                     false,
                     |out| recover::write_result(write::reopen(path, &identity)?, plan, out),
-                    |f| plan::check_replay(f, &plan.after),
+                    |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
                 )?;
             } else {
                 let seal = match plan.tail {

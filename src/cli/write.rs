@@ -202,6 +202,7 @@ pub fn reopen(path: &Path, identity: &Identity) -> io::Result<BufReader<File>> {
 /// A sink that compares what is written with a reader's bytes.
 pub struct CompareSink<R: Read> {
     src: R,
+    scratch: Vec<u8>,
     /// Bytes written so far.
     pub written: u64,
     /// Whether everything written so far matched.
@@ -213,6 +214,7 @@ impl<R: Read> CompareSink<R> {
     pub fn new(src: R) -> Self {
         CompareSink {
             src,
+            scratch: Vec::new(),
             written: 0,
             equal: true,
         }
@@ -229,7 +231,10 @@ impl<R: Read> CompareSink<R> {
 impl<R: Read> Write for CompareSink<R> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.equal {
-            let mut theirs = vec![0u8; buf.len()];
+            if self.scratch.len() < buf.len() {
+                self.scratch.resize(buf.len(), 0);
+            }
+            let theirs = &mut self.scratch[..buf.len()];
             let mut got = 0;
             while got < buf.len() {
                 let n = self.src.read(&mut theirs[got..])?;
@@ -248,5 +253,26 @@ impl<R: Read> Write for CompareSink<R> {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// Writes everything to two writers.
+pub struct Tee<'a> {
+    /// The first.
+    pub a: &'a mut dyn Write,
+    /// The second.
+    pub b: &'a mut dyn Write,
+}
+
+impl Write for Tee<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.a.write_all(buf)?;
+        self.b.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.a.flush()?;
+        self.b.flush()
     }
 }

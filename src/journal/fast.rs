@@ -335,6 +335,7 @@ fn lease(line: &[u8]) -> Option<LineKind> {
             lenient: Vec::new(),
         }))
     };
+    let verbatim = clock.is_some() && matches!(op, Op::Lease(Ok(_)));
     Some(LineKind::Record(Record {
         id,
         op,
@@ -342,6 +343,7 @@ fn lease(line: &[u8]) -> Option<LineKind> {
         marker: marker(clock),
         unknown_fields: Vec::new(),
         canonical: true,
+        verbatim,
     }))
 }
 
@@ -371,6 +373,7 @@ fn marker_record(line: &[u8]) -> Option<LineKind> {
         marker: marker(Some(clock)),
         unknown_fields: Vec::new(),
         canonical: true,
+        verbatim: true,
     }))
 }
 

@@ -271,6 +271,10 @@ pub struct Record {
     pub unknown_fields: Vec<String>,
     /// Whether the line is byte-identical to upstream's own encoding of it.
     pub canonical: bool,
+    /// Whether the line is exactly what compaction writes for this record
+    /// (canonical, a clock marker, a float time, no unknown member, nothing
+    /// coerced), so that compaction can copy it as it stands.
+    pub verbatim: bool,
 }
 
 /// What a line is, judged on its own.
@@ -376,7 +380,7 @@ fn classify_text(text: &str, look_for_glue: bool) -> LineKind {
     } else {
         &MARKER_FIELDS
     };
-    let unknown_fields = obj
+    let unknown_fields: Vec<String> = obj
         .members()
         .iter()
         .filter(|(k, _)| !known.iter().any(|f| k == *f))
@@ -394,6 +398,15 @@ fn classify_text(text: &str, look_for_glue: bool) -> LineKind {
     };
     let canonical =
         json::to_canonical(&value, NonFinite::Refuse).is_ok_and(|bytes| bytes == text.as_bytes());
+    let verbatim = canonical
+        && unknown_fields.is_empty()
+        && matches!(marker, ClockMarker::Unix | ClockMarker::Legacy)
+        && matches!(obj.get("time"), Some(Value::Float(_)))
+        && match &op {
+            Op::Lease(Ok(lease)) => lease.lenient.is_empty(),
+            Op::Done | Op::Reclaim => true,
+            _ => false,
+        };
     LineKind::Record(Record {
         id,
         op,
@@ -401,6 +414,7 @@ fn classify_text(text: &str, look_for_glue: bool) -> LineKind {
         marker,
         unknown_fields,
         canonical,
+        verbatim,
     })
 }
 

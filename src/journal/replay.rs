@@ -30,6 +30,8 @@ pub struct Active {
     pub offset: u64,
     /// Canonical payload bytes.
     pub payload: std::sync::Arc<[u8]>,
+    /// Whether the lease line is exactly what compaction would write.
+    pub verbatim: bool,
 }
 
 /// What applying one record did to the state.
@@ -75,13 +77,18 @@ pub enum Effect {
 }
 
 /// Where the records that completed an id are: the offsets of the lease
-/// line in force at completion and of the `done` line.
+/// line in force at completion and of the `done` line, and whether each is
+/// already in the form compaction writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
     /// Byte offset of the lease line.
     pub lease_offset: u64,
     /// Byte offset of the done line.
     pub done_offset: u64,
+    /// The lease line can be copied as it stands.
+    pub lease_verbatim: bool,
+    /// The done line can be copied as it stands.
+    pub done_verbatim: bool,
 }
 
 /// The replay state: what upstream's loader holds after reading the file.
@@ -108,7 +115,7 @@ impl Replay {
             Op::Lease(Err(rejection)) => Effect::LeaseIgnored {
                 reason: rejection.to_string(),
             },
-            Op::Lease(Ok(lease)) => self.lease(id, lease, line, offset),
+            Op::Lease(Ok(lease)) => self.lease(id, lease, line, offset, record.verbatim),
             Op::Done => match self.active.remove(&id) {
                 Some(active) => {
                     self.completed.insert(id);
@@ -118,6 +125,8 @@ impl Replay {
                             Completion {
                                 lease_offset: active.offset,
                                 done_offset: offset,
+                                lease_verbatim: active.verbatim,
+                                done_verbatim: record.verbatim,
                             },
                         );
                     }
@@ -139,7 +148,14 @@ impl Replay {
         }
     }
 
-    fn lease(&mut self, id: WorkId, lease: &Lease, line: u64, offset: u64) -> Effect {
+    fn lease(
+        &mut self,
+        id: WorkId,
+        lease: &Lease,
+        line: u64,
+        offset: u64,
+        verbatim: bool,
+    ) -> Effect {
         let was_completed = self.completed.remove(&id);
         if was_completed && let Some(completions) = &mut self.completions {
             completions.remove(&id);
@@ -152,6 +168,7 @@ impl Replay {
             line,
             offset,
             payload: lease.payload.clone(),
+            verbatim,
         };
         match self.active.insert(id, entry) {
             Some(previous) => Effect::TookOver {

@@ -352,7 +352,7 @@ mod tests {
         let exact = exact.trim_end_matches('0');
         if exact.len() == n + 1 && exact.ends_with('5') && exact_exp == exp {
             let low = &exact[..n];
-            if (low.as_bytes()[n - 1] - b'0') % 2 == 0 {
+            if (low.as_bytes()[n - 1] - b'0').is_multiple_of(2) {
                 let candidate = format!("{}.{}e{exp}", &low[..1], &low[1..]);
                 if candidate.parse::<f64>() == Ok(f) {
                     return (low.to_string(), exp);
