@@ -19,6 +19,7 @@ pub mod cli;
 pub mod compact;
 pub mod diff;
 pub mod durable;
+pub mod fuzzing;
 pub mod inspect;
 pub mod journal;
 pub mod json;

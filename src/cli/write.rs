@@ -146,6 +146,9 @@ pub fn targets(
         }
         return Ok((path.to_path_buf(), files));
     }
+    // A FIFO, a device or an unreadable file is refused before anything
+    // (the master's lock included) is touched.
+    statedir::open_regular(path)?;
     let kind = match kind
         .map(KindArg::kind)
         .or_else(|| statedir::kind_from_name(path))

@@ -16,7 +16,7 @@ mod replay;
 pub use lines::{Block, BlockReader, LineReader, RawLine, Span, Terminator};
 pub use record::{
     Classified, Clock, ClockMarker, CorruptReason, Field, Lease, LeaseRejection, Lenient, LineKind,
-    Op, Record, WorkId, classify, classify_general,
+    Op, Record, WorkId, classify, classify_fast, classify_general,
 };
 pub use replay::{Active, Completion, Effect, Replay};
 

@@ -313,12 +313,21 @@ const MARKER_FIELDS: [&str; 4] = ["clock", "id", "op", "time"];
 /// How far back from the end of a corrupt line a glued record may start,
 /// and how many starts are tried: bounds the work on hostile lines.
 const GLUE_WINDOW: usize = 16 << 20;
+
+/// Lines longer than this are validated before they are parsed.
+const HUGE_LINE: usize = 16 << 20;
 const GLUE_CANDIDATES: usize = 16;
 
 /// Classifies one line (without its terminator): the fast path for lines
 /// in upstream's exact form, the general path for everything else.
 pub fn classify(content: &[u8]) -> Classified {
     super::fast::classify(content).unwrap_or_else(|| classify_general(content))
+}
+
+/// The fast path alone: `Some` only for a line in upstream's exact form
+/// (for tests and fuzzing, which check it against [`classify_general`]).
+pub fn classify_fast(content: &[u8]) -> Option<Classified> {
+    super::fast::classify(content)
 }
 
 /// Classifies any line with the general parser (the reference the fast
@@ -337,6 +346,25 @@ fn classify_text(text: &str, look_for_glue: bool) -> LineKind {
         .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
     {
         return LineKind::Blank;
+    }
+    // A huge line is checked without building its values first: only an
+    // object (a would-be record) is worth parsing in full.
+    if text.len() > HUGE_LINE {
+        match json::validate(text, Mode::Journal) {
+            Err(err) => {
+                let glued = if look_for_glue && err.kind != ParseErrorKind::Bom {
+                    find_glued(text)
+                } else {
+                    None
+                };
+                return LineKind::Corrupt {
+                    reason: err.into(),
+                    glued,
+                };
+            }
+            Ok(parsed) if parsed.value.as_object().is_none() => return LineKind::NotAnObject,
+            Ok(_) => {}
+        }
     }
     let value = match json::parse(text, Mode::Journal) {
         Ok(parsed) => parsed.value,

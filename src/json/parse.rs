@@ -121,11 +121,24 @@ pub struct Parsed {
 
 /// Parses a whole text as `json.loads` would in the given mode.
 pub fn parse(text: &str, mode: Mode) -> Result<Parsed, ParseError> {
+    run(text, mode, true)
+}
+
+/// Checks a text as [`parse`] does, without keeping the values: the result
+/// is the top-level value with arrays emptied and every member's value
+/// `null`. Memory stays proportional to the member names, not the text,
+/// which is what huge lines need.
+pub fn validate(text: &str, mode: Mode) -> Result<Parsed, ParseError> {
+    run(text, mode, false)
+}
+
+fn run(text: &str, mode: Mode, keep: bool) -> Result<Parsed, ParseError> {
     let mut parser = Parser {
         s: text.as_bytes(),
         pos: 0,
         depth: 0,
         mode,
+        keep,
         stats: ParseStats::default(),
     };
     if text.starts_with('\u{feff}') {
@@ -146,6 +159,7 @@ pub fn parse(text: &str, mode: Mode) -> Result<Parsed, ParseError> {
 struct Parser<'a> {
     s: &'a [u8],
     pos: usize,
+    keep: bool,
     depth: usize,
     mode: Mode,
     stats: ParseStats,
@@ -231,7 +245,10 @@ impl Parser<'_> {
             return Ok(Value::Array(items));
         }
         loop {
-            items.push(self.value()?);
+            let item = self.value()?;
+            if self.keep {
+                items.push(item);
+            }
             self.skip_ws();
             match self.peek() {
                 Some(b',') => {
@@ -270,7 +287,7 @@ impl Parser<'_> {
             self.pos += 1;
             self.skip_ws();
             let value = self.value()?;
-            members.push((key, value));
+            members.push((key, if self.keep { value } else { Value::Null }));
             self.skip_ws();
             match self.peek() {
                 Some(b',') => {
@@ -556,6 +573,24 @@ mod tests {
         let long = "9".repeat(4301);
         assert_eq!(journal(&long), Err(ParseErrorKind::IntegerTooLong));
         assert!(journal(&"9".repeat(4300)).is_ok());
+    }
+
+    #[test]
+    fn validation_agrees_with_parsing() {
+        for text in [
+            "[1,[2,{\"a\":3}]]",
+            "{\"a\":{\"b\":1,\"b\":2}}",
+            "[NaN]",
+            "{\"a\":[1,2]}",
+            "[1,",
+            "\"x\"",
+        ] {
+            let full = parse(text, Mode::Journal).map(|p| p.value.type_name());
+            let quick = validate(text, Mode::Journal).map(|p| p.value.type_name());
+            assert_eq!(full, quick, "{text}");
+        }
+        let v = validate("[1,2,3]", Mode::Journal).unwrap().value;
+        assert_eq!(v, Value::Array(vec![]));
     }
 
     #[test]

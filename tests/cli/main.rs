@@ -1,10 +1,12 @@
 //! The integration tests: one binary, one module per area.
 
+mod adversarial;
 mod diff;
 mod fidelity;
 mod inspect;
 mod jsontestsuite;
 mod man;
+mod properties;
 mod scan;
 mod support;
 mod verify;

@@ -1,0 +1,175 @@
+//! The properties the fuzz targets (`fuzz/`) check on arbitrary bytes.
+//! They live in the library so that `cargo test` runs them on every seed
+//! and every saved reproducer (`fixtures/fuzz/`), on stable Rust.
+//! Each panics when a property fails.
+
+use crate::compact;
+use crate::journal::{
+    self, LineEvent, LineReader, Observer, Replay, ScanOptions, classify_fast, classify_general,
+};
+use crate::json::{self, Mode, NonFinite, Value};
+use crate::plan::check_replay;
+use crate::snapshot;
+
+/// Value equality with NaN equal to itself and -0.0 distinct from 0.0,
+/// which is what a round trip through text must preserve.
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.members().iter().all(|(k, v)| {
+                    y.members()
+                        .iter()
+                        .any(|(k2, v2)| k == k2 && same_value(v, v2))
+                })
+        }
+        _ => a == b,
+    }
+}
+
+fn text(data: &[u8]) -> String {
+    let (stripped, _) = json::strip_invalid_utf8(data);
+    String::from_utf8(stripped.into_owned()).expect("stripping leaves UTF-8")
+}
+
+/// The parser never panics, and in both modes whatever it accepts encodes
+/// to text that parses back to the same value and encodes the same again.
+pub fn check_json(data: &[u8]) {
+    let text = text(data);
+    for mode in [Mode::Journal, Mode::Snapshot] {
+        let Ok(parsed) = json::parse(&text, mode) else {
+            continue;
+        };
+        let bytes =
+            json::to_canonical(&parsed.value, NonFinite::Python).expect("Python mode encodes all");
+        let encoded = std::str::from_utf8(&bytes).expect("canonical output is ASCII");
+        let again = json::parse(encoded, Mode::Snapshot).expect("canonical output parses");
+        assert!(
+            same_value(&again.value, &parsed.value),
+            "round trip changed {encoded}"
+        );
+        let twice = json::to_canonical(&again.value, NonFinite::Python).expect("encodes");
+        assert_eq!(twice, bytes, "re-encoding is not stable");
+    }
+}
+
+/// For any value the journal parser accepts and that is finite, the
+/// canonical encoding parses back (in journal mode) to the same value and
+/// re-encodes to the same bytes; non-finite values are refused.
+pub fn check_canonical(data: &[u8]) {
+    let text = text(data);
+    let Ok(parsed) = json::parse(&text, Mode::Journal) else {
+        return;
+    };
+    let Ok(bytes) = json::to_canonical(&parsed.value, NonFinite::Refuse) else {
+        return;
+    };
+    let encoded = std::str::from_utf8(&bytes).expect("canonical output is ASCII");
+    let again = json::parse(encoded, Mode::Journal).expect("canonical output parses");
+    assert!(
+        same_value(&again.value, &parsed.value),
+        "round trip changed {encoded}"
+    );
+    assert_eq!(
+        json::to_canonical(&again.value, NonFinite::Refuse).expect("finite"),
+        bytes
+    );
+}
+
+#[derive(Default)]
+struct Log(Vec<String>);
+
+impl Observer for Log {
+    fn line(&mut self, e: &LineEvent<'_>) {
+        self.0.push(format!(
+            "{} {} {:?} {:?} {:?}",
+            e.number, e.offset, e.terminator, e.classified, e.effect
+        ));
+    }
+}
+
+fn scan_log(data: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
+    let mut log = Log::default();
+    let scan =
+        journal::scan_with(data, Replay::default(), &mut log, options).expect("reading bytes");
+    (
+        serde_json::to_string(&scan.summary).expect("serialises"),
+        scan.replay.digest(),
+        log.0,
+    )
+}
+
+/// The reader never panics; the fast path agrees with the general one on
+/// every line; the parallel scan agrees with the sequential one at other
+/// block sizes; compaction (either kind) writes a journal that replays to
+/// the state it planned.
+pub fn check_journal(data: &[u8]) {
+    let mut lines = LineReader::new(data);
+    while let Some(line) = lines.next_line().expect("reading bytes") {
+        if let Some(fast) = classify_fast(line.content) {
+            assert_eq!(fast, classify_general(line.content), "fast path disagrees");
+        }
+    }
+    let sequential = scan_log(
+        data,
+        ScanOptions {
+            parallel: false,
+            block_size: 1 << 20,
+        },
+    );
+    let parallel = scan_log(
+        data,
+        ScanOptions {
+            parallel: true,
+            block_size: 512,
+        },
+    );
+    assert!(sequential == parallel, "parallel scan disagrees");
+    for drop_completed in [false, true] {
+        let scan = compact::scan(data).expect("reading bytes");
+        let planned = compact::plan(
+            scan.replay,
+            scan.summary.lines,
+            scan.summary.bytes,
+            drop_completed,
+        );
+        let mut out = Vec::new();
+        compact::write_result(data, &planned, &mut out).expect("writing to memory");
+        check_replay(&out[..], &planned.after).expect("compaction preserves the planned state");
+        if !drop_completed {
+            assert_eq!(planned.after, planned.before, "compaction keeps the state");
+        }
+    }
+}
+
+/// Restore never panics, and restoring what restore writes changes nothing.
+pub fn check_snapshot(data: &[u8]) {
+    let snap = snapshot::read(data);
+    let Some(restored) = snap.restored else {
+        return;
+    };
+    let bytes = restored.to_upstream_bytes();
+    let again = snapshot::read(&bytes)
+        .restored
+        .expect("restore's output restores");
+    assert_eq!(
+        again.to_upstream_bytes(),
+        bytes,
+        "restore is not idempotent"
+    );
+}
+
+/// Runs every check on one input (the regression tests do this for each
+/// saved reproducer).
+pub fn check_all(data: &[u8]) {
+    check_json(data);
+    check_canonical(data);
+    check_journal(data);
+    check_snapshot(data);
+}
