@@ -7,6 +7,7 @@ mod inspect;
 mod jsontestsuite;
 mod man;
 mod properties;
+mod regressions;
 mod scan;
 mod support;
 mod verify;
