@@ -31,7 +31,11 @@ fn saved_reproducers_pass_every_property() {
     for file in files {
         let started = Instant::now();
         leasejournal::fuzzing::check_all(&std::fs::read(&file).unwrap());
-        assert!(started.elapsed().as_secs() < 20, "{} is slow again", file.display());
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "{} is slow again",
+            file.display()
+        );
     }
 }
 
