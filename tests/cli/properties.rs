@@ -215,10 +215,10 @@ proptest! {
         for s in &plan.salvaged {
             let mut lines = journal::LineReader::new(&data[..]);
             while let Some(line) = lines.next_line().unwrap() {
-                if line.offset == s.offset {
-                    if let journal::LineKind::Record(r) = journal::classify(&line.content[s.fragment_bytes..]).kind {
-                        expected.push(format!("{} {:?}", r.id, r.op));
-                    }
+                if line.offset == s.offset
+                    && let journal::LineKind::Record(r) = journal::classify(&line.content[s.fragment_bytes..]).kind
+                {
+                    expected.push(format!("{} {:?}", r.id, r.op));
                 }
             }
         }
