@@ -92,34 +92,17 @@ pub struct Totals {
     /// Tasks.
     pub tasks: usize,
     /// State leases.
-    pub leases: usize,
-    /// Sum of completions.
-    pub completions: PyInt,
-    /// Sum of failures.
-    pub failures: PyInt,
-    /// Sum of total_generated.
-    pub generated: PyInt,
-    /// Sum of elapsed seconds.
-    pub elapsed: f64,
+    pub state_leases: usize,
+    /// Sums over the stats entries.
+    #[serde(flatten)]
+    pub stats: crate::snapshot::Totals,
 }
 
 fn totals(r: &Restored) -> Totals {
     Totals {
         tasks: r.stats.len(),
-        leases: r.leases.len(),
-        completions: r
-            .stats
-            .iter()
-            .fold(PyInt::Small(0), |a, t| a + t.completions.clone()),
-        failures: r
-            .stats
-            .iter()
-            .fold(PyInt::Small(0), |a, t| a + t.failures.clone()),
-        generated: r
-            .stats
-            .iter()
-            .fold(PyInt::Small(0), |a, t| a + t.total_generated.clone()),
-        elapsed: r.stats.iter().map(|t| t.elapsed).sum(),
+        state_leases: r.leases.len(),
+        stats: r.totals(),
     }
 }
 

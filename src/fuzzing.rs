@@ -94,7 +94,9 @@ impl Observer for Log {
     }
 }
 
-fn scan_log(data: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
+/// Scans `data` and returns what a comparison of two scans needs: the
+/// summary (as JSON), the replay digest and every line event, formatted.
+pub fn scan_log(data: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
     let mut log = Log::default();
     let scan =
         journal::scan_with(data, Replay::default(), &mut log, options).expect("reading bytes");

@@ -126,21 +126,6 @@ pub struct JournalReport {
     pub history: Option<Vec<HistoryEntry>>,
 }
 
-/// Totals over the restored stats.
-#[derive(Clone, Debug, Serialize)]
-pub struct SnapshotTotals {
-    /// Sum of `completions`.
-    pub completions: PyInt,
-    /// Sum of `failures`.
-    pub failures: PyInt,
-    /// Sum of `total_generated`.
-    pub total_generated: PyInt,
-    /// Sum of `leases`.
-    pub leases: PyInt,
-    /// Sum of `elapsed` seconds.
-    pub elapsed: f64,
-}
-
 /// How the snapshot parsed.
 #[derive(Clone, Debug, Serialize)]
 pub struct SnapshotParse {
@@ -176,7 +161,7 @@ pub struct SnapshotReport {
     /// Restored stats entries.
     pub tasks: usize,
     /// Totals over them.
-    pub totals: Option<SnapshotTotals>,
+    pub totals: Option<snapshot::Totals>,
     /// Restored state leases (all stale after restore).
     pub leases: Vec<TaskLease>,
     /// What restore changes.
@@ -390,25 +375,7 @@ pub fn snapshot(bytes: &[u8], path: &str) -> SnapshotReport {
         Ok(stats) => (true, None, stats.clone()),
         Err(e) => (false, Some(e.to_string()), json::ParseStats::default()),
     };
-    let totals = snap.restored.as_ref().map(|r| SnapshotTotals {
-        completions: r
-            .stats
-            .iter()
-            .fold(PyInt::Small(0), |a, t| a + t.completions.clone()),
-        failures: r
-            .stats
-            .iter()
-            .fold(PyInt::Small(0), |a, t| a + t.failures.clone()),
-        total_generated: r
-            .stats
-            .iter()
-            .fold(PyInt::Small(0), |a, t| a + t.total_generated.clone()),
-        leases: r
-            .stats
-            .iter()
-            .fold(PyInt::Small(0), |a, t| a + t.leases.clone()),
-        elapsed: r.stats.iter().map(|t| t.elapsed).sum(),
-    });
+    let totals = snap.restored.as_ref().map(|r| r.totals());
     let restored = snap
         .restored
         .as_ref()

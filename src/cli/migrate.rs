@@ -10,12 +10,12 @@ use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, CompareSink, Session, WriteArgs};
 use crate::compact::{self, Measured};
-use crate::durable::{self, Identity, Publish, Seal, WriteError};
+use crate::durable::{self, Identity, Publish};
 use crate::inspect::SCHEMA_VERSION;
 use crate::journal::Clock;
 use crate::migrate::{self, Migration};
 use crate::plan::{self, Mode, Outcome, Report, StateView};
-use crate::recover::{self, Selection, TailFix};
+use crate::recover::{self, Selection};
 use crate::render;
 use crate::statedir::Kind;
 
@@ -55,13 +55,6 @@ pub struct MigrateArgs {
 
     #[command(flatten)]
     pub progress: ProgressArgs,
-}
-
-fn verify_error(path: &Path) -> impl FnOnce(String) -> WriteError + '_ {
-    move |detail| WriteError::Verify {
-        path: path.to_path_buf(),
-        detail,
-    }
 }
 
 fn migrate_journal(
@@ -140,16 +133,7 @@ fn migrate_journal(
                 |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
             )?;
         }
-        Migration::Reclaim(plan) => {
-            let seal = match plan.tail {
-                TailFix::None => Seal::Clean,
-                TailFix::Cut { offset, .. } => Seal::Truncate(offset),
-                TailFix::Terminate { .. } => Seal::Newline,
-            };
-            durable::append(path, seal, &plan.append)?;
-            let (reread, _) = durable::open_target(path)?;
-            plan::check_replay(BufReader::new(reread), &plan.after).map_err(verify_error(path))?;
-        }
+        Migration::Reclaim(plan) => write::append_and_check(path, plan)?,
         Migration::Snapshot(_) => {}
     }
     outcome.written = true;

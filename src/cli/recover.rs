@@ -10,10 +10,10 @@ use clap::Args;
 use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, Session, WriteArgs};
-use crate::durable::{self, Identity, Publish, Seal};
+use crate::durable::{self, Identity, Publish};
 use crate::inspect::SCHEMA_VERSION;
 use crate::plan::{self, Mode, Outcome, Report};
-use crate::recover::{self, Plan, Selection, TailFix};
+use crate::recover::{self, Plan, Selection};
 use crate::render;
 use crate::statedir::Kind;
 
@@ -143,19 +143,7 @@ fn recover_file(
                     |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
                 )?;
             } else {
-                let seal = match plan.tail {
-                    TailFix::None => Seal::Clean,
-                    TailFix::Cut { offset, .. } => Seal::Truncate(offset),
-                    TailFix::Terminate { .. } => Seal::Newline,
-                };
-                durable::append(path, seal, &plan.append)?;
-                let (reread, _) = durable::open_target(path)?;
-                plan::check_replay(std::io::BufReader::new(reread), &plan.after).map_err(
-                    |detail| durable::WriteError::Verify {
-                        path: path.to_path_buf(),
-                        detail,
-                    },
-                )?;
+                write::append_and_check(path, plan)?;
             }
             outcome.written = true;
         }

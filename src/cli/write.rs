@@ -279,3 +279,23 @@ impl Write for Tee<'_> {
         self.b.flush()
     }
 }
+
+/// Appends a recovery plan's records in place (sealing the tail first) and
+/// re-reads the file to confirm it replays to the planned state.
+pub fn append_and_check(path: &Path, plan: &crate::recover::Plan) -> Result<(), WriteError> {
+    use crate::durable::Seal;
+    use crate::recover::TailFix;
+    let seal = match plan.tail {
+        TailFix::None => Seal::Clean,
+        TailFix::Cut { offset, .. } => Seal::Truncate(offset),
+        TailFix::Terminate { .. } => Seal::Newline,
+    };
+    durable::append(path, seal, &plan.append)?;
+    let (reread, _) = durable::open_target(path)?;
+    crate::plan::check_replay(BufReader::new(reread), &plan.after).map_err(|detail| {
+        WriteError::Verify {
+            path: path.to_path_buf(),
+            detail,
+        }
+    })
+}

@@ -568,7 +568,7 @@ mod tests {
         let big = journal("18446744073709551615").unwrap();
         assert_eq!(
             big,
-            Value::Int(PyInt::Big("18446744073709551615".parse().unwrap()))
+            Value::Int(PyInt::from_big("18446744073709551615".parse().unwrap()))
         );
         let long = "9".repeat(4301);
         assert_eq!(journal(&long), Err(ParseErrorKind::IntegerTooLong));

@@ -334,13 +334,13 @@ mod tests {
             py_int(&Value::Float(1e20)).unwrap().to_string(),
             "100000000000000000000"
         );
-        let huge = PyInt::Big("9".repeat(400).parse().unwrap());
+        let huge = PyInt::from_big("9".repeat(400).parse().unwrap());
         assert!(matches!(
             py_float(&Value::Int(huge)),
             Err(CoerceError::Overflow(_))
         ));
         // 2**53 + 1 rounds to even.
-        let odd = PyInt::Big("9007199254740993".parse().unwrap());
+        let odd = PyInt::from_big("9007199254740993".parse().unwrap());
         assert_eq!(int_to_float(&odd), Ok(9007199254740992.0));
     }
 
@@ -357,7 +357,7 @@ mod tests {
         let hex = "ab".repeat(32);
         assert!(py_str_is_work_id(&s(&hex)).is_some());
         assert!(py_str_is_work_id(&s(&hex.to_uppercase())).is_none());
-        let digits = PyInt::Big("1".repeat(64).parse().unwrap());
+        let digits = PyInt::from_big("1".repeat(64).parse().unwrap());
         assert!(py_str_is_work_id(&Value::Int(digits)).is_some());
         assert!(py_str_is_work_id(&s(&"a".repeat(63))).is_none());
     }

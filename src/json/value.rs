@@ -89,8 +89,8 @@ impl fmt::Debug for PyString {
 pub enum PyInt {
     /// A value that fits in `i64`.
     Small(i64),
-    /// Any other value.
-    Big(BigInt),
+    /// Any other value (boxed: rare, and it keeps the type small).
+    Big(Box<BigInt>),
 }
 
 impl PyInt {
@@ -98,7 +98,7 @@ impl PyInt {
     pub fn from_big(value: BigInt) -> Self {
         match value.to_i64() {
             Some(small) => PyInt::Small(small),
-            None => PyInt::Big(value),
+            None => PyInt::Big(Box::new(value)),
         }
     }
 
@@ -143,7 +143,7 @@ impl std::ops::Add for PyInt {
         match (&self, &other) {
             (PyInt::Small(a), PyInt::Small(b)) => match a.checked_add(*b) {
                 Some(sum) => PyInt::Small(sum),
-                None => PyInt::Big(BigInt::from(*a) + BigInt::from(*b)),
+                None => PyInt::from_big(BigInt::from(*a) + BigInt::from(*b)),
             },
             _ => PyInt::from_big(self.into_big() + other.into_big()),
         }
@@ -154,7 +154,7 @@ impl PyInt {
     fn into_big(self) -> BigInt {
         match self {
             PyInt::Small(v) => BigInt::from(v),
-            PyInt::Big(v) => v,
+            PyInt::Big(v) => *v,
         }
     }
 }
@@ -175,8 +175,8 @@ impl Ord for PyInt {
     fn cmp(&self, other: &Self) -> Ordering {
         match (self, other) {
             (PyInt::Small(a), PyInt::Small(b)) => a.cmp(b),
-            (PyInt::Small(a), PyInt::Big(b)) => BigInt::from(*a).cmp(b),
-            (PyInt::Big(a), PyInt::Small(b)) => a.cmp(&BigInt::from(*b)),
+            (PyInt::Small(a), PyInt::Big(b)) => BigInt::from(*a).cmp(b.as_ref()),
+            (PyInt::Big(a), PyInt::Small(b)) => a.as_ref().cmp(&BigInt::from(*b)),
             (PyInt::Big(a), PyInt::Big(b)) => a.cmp(b),
         }
     }

@@ -101,20 +101,20 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
                 "  tasks       {} → {}   leases {} → {}",
                 count(a.tasks as u64),
                 count(b.tasks as u64),
-                count(a.leases as u64),
-                count(b.leases as u64)
+                count(a.state_leases as u64),
+                count(b.state_leases as u64)
             )?;
             writeln!(
                 out,
                 "  totals      completions {} → {}, failures {} → {}, generated {} → {}, elapsed {} → {}",
-                a.completions,
-                b.completions,
-                a.failures,
-                b.failures,
-                a.generated,
-                b.generated,
-                duration(a.elapsed),
-                duration(b.elapsed)
+                a.stats.completions,
+                b.stats.completions,
+                a.stats.failures,
+                b.stats.failures,
+                a.stats.total_generated,
+                b.stats.total_generated,
+                duration(a.stats.elapsed),
+                duration(b.stats.elapsed)
             )?;
         }
         Summary::Journal { a, b } => {

@@ -75,6 +75,21 @@ pub struct TaskLease {
     pub updated: Option<f64>,
 }
 
+/// Sums of the cumulative statistics over the restored stats entries.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Totals {
+    /// Sum of `completions`.
+    pub completions: PyInt,
+    /// Sum of `failures`.
+    pub failures: PyInt,
+    /// Sum of `total_generated`.
+    pub total_generated: PyInt,
+    /// Sum of `leases`.
+    pub leases: PyInt,
+    /// Sum of `elapsed` seconds.
+    pub elapsed: f64,
+}
+
 /// The coordinator state restore reaches.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Restored {
@@ -91,6 +106,22 @@ pub struct Restored {
 }
 
 impl Restored {
+    /// Sums over the stats entries.
+    pub fn totals(&self) -> Totals {
+        let sum = |f: fn(&TaskStats) -> &PyInt| {
+            self.stats
+                .iter()
+                .fold(PyInt::Small(0), |a, t| a + f(t).clone())
+        };
+        Totals {
+            completions: sum(|t| &t.completions),
+            failures: sum(|t| &t.failures),
+            total_generated: sum(|t| &t.total_generated),
+            leases: sum(|t| &t.leases),
+            elapsed: self.stats.iter().map(|t| t.elapsed).sum(),
+        }
+    }
+
     /// The mapping upstream's `to_mapping()` returns.
     pub fn to_value(&self) -> Value {
         let s = |k: &str| PyString::from(k);

@@ -2,32 +2,13 @@
 //! block size, give the same lines, classifications, effects and state.
 
 use leasejournal::journal::encode::{lease_line, marker_line};
-use leasejournal::journal::{Clock, LineEvent, Observer, Replay, ScanOptions, WorkId, scan_with};
+use leasejournal::journal::{Clock, ScanOptions, WorkId};
 use leasejournal::json::PyInt;
 
 use crate::support::{cases, fixture};
 
-/// Records every line event.
-#[derive(Default)]
-struct Log(Vec<String>);
-
-impl Observer for Log {
-    fn line(&mut self, e: &LineEvent<'_>) {
-        self.0.push(format!(
-            "{} {} {:?} {:?} {:?}",
-            e.number, e.offset, e.terminator, e.classified, e.effect
-        ));
-    }
-}
-
 fn run(bytes: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
-    let mut log = Log::default();
-    let scan = scan_with(bytes, Replay::default(), &mut log, options).unwrap();
-    (
-        serde_json::to_string(&scan.summary).unwrap(),
-        scan.replay.digest(),
-        log.0,
-    )
+    leasejournal::fuzzing::scan_log(bytes, options)
 }
 
 fn assert_consistent(bytes: &[u8], what: &str) {
