@@ -11,8 +11,7 @@ use super::output::{Format, OutputArgs, ProgressArgs};
 use super::write::{self, CompareSink, Session, Tee, WriteArgs};
 use crate::compact::{self, Measured};
 use crate::durable::{self, Identity, Publish};
-use crate::inspect::SCHEMA_VERSION;
-use crate::plan::{self, Mode, Outcome, Report};
+use crate::plan::{self, Mode, Outcome};
 use crate::render;
 use crate::statedir::Kind;
 
@@ -147,22 +146,14 @@ fn compact_file(
 
 /// Runs `compact`.
 pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    let (dir, files) = write::targets(&args.path, args.write.kind, &[Kind::Journal])?;
-    let session = Session::start(&args.write, &dir, if args.path.is_dir() { 2 } else { 1 })?;
-    let mut report = Report {
-        schema_version: SCHEMA_VERSION,
-        command: "compact",
-        mode: session.mode,
-        files: Vec::new(),
-    };
-    for (path, _) in &files {
-        report.files.push(compact_file(
-            &session,
-            path,
-            args.drop_completed,
-            (&args.progress, args.output.format),
-        )?);
-    }
+    let bar = (&args.progress, args.output.format);
+    let report = write::run_files(
+        "compact",
+        &args.path,
+        &args.write,
+        &[Kind::Journal],
+        |session, path, _| compact_file(session, path, args.drop_completed, bar),
+    )?;
     match args.output.format {
         Format::Json => render::json(out, &report)?,
         Format::Table => render::compact(out, &report, &args.output.styles())?,

@@ -11,10 +11,9 @@ use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, CompareSink, Session, WriteArgs};
 use crate::compact::{self, Measured};
 use crate::durable::{self, Identity, Publish};
-use crate::inspect::SCHEMA_VERSION;
 use crate::journal::Clock;
 use crate::migrate::{self, Migration};
-use crate::plan::{self, Mode, Outcome, Report, StateView};
+use crate::plan::{self, Mode, Outcome, StateView};
 use crate::recover::{self, Selection};
 use crate::render;
 use crate::statedir::Kind;
@@ -195,38 +194,33 @@ fn migrate_snapshot(
 /// Runs `migrate`.
 pub fn run(args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let now = args.now.unwrap_or_else(system_now);
-    let (dir, files) = write::targets(
+    let kinds = [Kind::Journal, Kind::Snapshot];
+    let report = write::run_files(
+        "migrate",
         &args.path,
-        args.write.kind,
-        &[Kind::Journal, Kind::Snapshot],
+        &args.write,
+        &kinds,
+        |session, path, kind| {
+            let mut outcome = Outcome {
+                path: path.display().to_string(),
+                kind,
+                plan: Migration::Snapshot(migrate::SnapshotPlan::default()),
+                written: false,
+                backup: None,
+                output: None,
+                removed_temp_files: session.clean_temps(path),
+                note: None,
+            };
+            match kind {
+                Kind::Journal => migrate_journal(session, path, args, now, &mut outcome)?,
+                Kind::Snapshot => migrate_snapshot(session, path, &mut outcome)?,
+            }
+            if outcome.plan.is_noop() {
+                outcome.note = Some("nothing to migrate".into());
+            }
+            Ok(outcome)
+        },
     )?;
-    let session = Session::start(&args.write, &dir, if args.path.is_dir() { 2 } else { 1 })?;
-    let mut report = Report {
-        schema_version: SCHEMA_VERSION,
-        command: "migrate",
-        mode: session.mode,
-        files: Vec::new(),
-    };
-    for (path, kind) in &files {
-        let mut outcome = Outcome {
-            path: path.display().to_string(),
-            kind: *kind,
-            plan: Migration::Snapshot(migrate::SnapshotPlan::default()),
-            written: false,
-            backup: None,
-            output: None,
-            removed_temp_files: session.clean_temps(path),
-            note: None,
-        };
-        match kind {
-            Kind::Journal => migrate_journal(&session, path, args, now, &mut outcome)?,
-            Kind::Snapshot => migrate_snapshot(&session, path, &mut outcome)?,
-        }
-        if outcome.plan.is_noop() {
-            outcome.note = Some("nothing to migrate".into());
-        }
-        report.files.push(outcome);
-    }
     match args.output.format {
         Format::Json => render::json(out, &report)?,
         Format::Table => render::migrate(out, &report, &args.output.styles())?,

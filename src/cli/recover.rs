@@ -11,8 +11,7 @@ use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, Session, WriteArgs};
 use crate::durable::{self, Identity, Publish};
-use crate::inspect::SCHEMA_VERSION;
-use crate::plan::{self, Mode, Outcome, Report};
+use crate::plan::{self, Mode, Outcome};
 use crate::recover::{self, Plan, Selection};
 use crate::render;
 use crate::statedir::Kind;
@@ -154,17 +153,13 @@ fn recover_file(
 /// Runs `recover`.
 pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let now = args.now.unwrap_or_else(system_now);
-    let (dir, files) = write::targets(&args.path, args.write.kind, &[Kind::Journal])?;
-    let session = Session::start(&args.write, &dir, if args.path.is_dir() { 2 } else { 1 })?;
-    let mut report = Report {
-        schema_version: SCHEMA_VERSION,
-        command: "recover",
-        mode: session.mode,
-        files: Vec::new(),
-    };
-    for (path, _) in &files {
-        report.files.push(recover_file(&session, path, args, now)?);
-    }
+    let report = write::run_files(
+        "recover",
+        &args.path,
+        &args.write,
+        &[Kind::Journal],
+        |session, path, _| recover_file(session, path, args, now),
+    )?;
     match args.output.format {
         Format::Json => render::json(out, &report)?,
         Format::Table => render::recover(out, &report, &args.output.styles())?,

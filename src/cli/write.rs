@@ -11,7 +11,7 @@ use clap::Args;
 
 use super::inspect::KindArg;
 use crate::durable::{self, Identity, MasterLock, WriteError};
-use crate::plan::Mode;
+use crate::plan::{Mode, Outcome, Report};
 use crate::statedir::{self, InputError, Kind};
 
 /// `--apply`, `--output` and the backup and lock options.
@@ -121,6 +121,30 @@ impl<'a> Session<'a> {
     pub fn output(&self) -> Option<&Path> {
         self.args.output.as_deref()
     }
+}
+
+/// Runs a writing subcommand over PATH: resolves the files (keeping the
+/// kinds `wanted`), starts the session (the lock, in apply mode) and
+/// handles each file in resume order.
+pub fn run_files<P: serde::Serialize>(
+    command: &'static str,
+    path: &Path,
+    args: &WriteArgs,
+    wanted: &[Kind],
+    mut each: impl FnMut(&Session<'_>, &Path, Kind) -> anyhow::Result<Outcome<P>>,
+) -> anyhow::Result<Report<P>> {
+    let (dir, files) = targets(path, args.kind, wanted)?;
+    let session = Session::start(args, &dir, if path.is_dir() { 2 } else { 1 })?;
+    let mut report = Report {
+        schema_version: crate::inspect::SCHEMA_VERSION,
+        command,
+        mode: session.mode,
+        files: Vec::new(),
+    };
+    for (file, kind) in &files {
+        report.files.push(each(&session, file, *kind)?);
+    }
+    Ok(report)
 }
 
 /// Resolves PATH into the files to change, in the order the master reads

@@ -351,36 +351,14 @@ fn classify_text(text: &str, look_for_glue: bool) -> LineKind {
     // object (a would-be record) is worth parsing in full.
     if text.len() > HUGE_LINE {
         match json::validate(text, Mode::Journal) {
-            Err(err) => {
-                let glued = if look_for_glue && err.kind != ParseErrorKind::Bom {
-                    find_glued(text)
-                } else {
-                    None
-                };
-                return LineKind::Corrupt {
-                    reason: err.into(),
-                    glued,
-                };
-            }
+            Err(err) => return corrupt(text, err, look_for_glue),
             Ok(parsed) if parsed.value.as_object().is_none() => return LineKind::NotAnObject,
             Ok(_) => {}
         }
     }
     let value = match json::parse(text, Mode::Journal) {
         Ok(parsed) => parsed.value,
-        Err(err) => {
-            // A BOM is not a torn fragment: the record behind it is the
-            // line itself, lost to the BOM.
-            let glued = if look_for_glue && err.kind != ParseErrorKind::Bom {
-                find_glued(text)
-            } else {
-                None
-            };
-            return LineKind::Corrupt {
-                reason: err.into(),
-                glued,
-            };
-        }
+        Err(err) => return corrupt(text, err, look_for_glue),
     };
     let Value::Object(obj) = &value else {
         return LineKind::NotAnObject;
@@ -444,6 +422,21 @@ fn classify_text(text: &str, look_for_glue: bool) -> LineKind {
         canonical,
         verbatim,
     })
+}
+
+/// A line that does not parse, with the record glued behind a torn
+/// fragment if there is one. A BOM is not a torn fragment: the record
+/// behind it is the line itself, lost to the BOM.
+fn corrupt(text: &str, err: json::ParseError, look_for_glue: bool) -> LineKind {
+    let glued = if look_for_glue && err.kind != ParseErrorKind::Bom {
+        find_glued(text)
+    } else {
+        None
+    };
+    LineKind::Corrupt {
+        reason: err.into(),
+        glued,
+    }
 }
 
 /// The leftmost complete record glued onto a torn fragment, if any.
