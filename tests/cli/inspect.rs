@@ -299,15 +299,8 @@ fn permission_denied_is_a_clear_error() {
     fs::copy(fixture("samples/.work_leases.jsonl"), &path).unwrap();
     fs::set_permissions(&path, fs::Permissions::from_mode(0o000)).unwrap();
     fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
-    let mut cmd = lj();
-    // Root reads anything; run the check as an unprivileged user instead.
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        use std::os::unix::process::CommandExt;
-        let mut std_cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("leasejournal"));
-        std_cmd.uid(65534).gid(65534);
-        cmd = assert_cmd::Command::from_std(std_cmd);
-    }
+    let (std_cmd, _keep) = crate::support::unprivileged_command();
+    let mut cmd = assert_cmd::Command::from_std(std_cmd);
     cmd.arg("inspect")
         .arg(&path)
         .assert()

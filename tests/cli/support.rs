@@ -84,3 +84,25 @@ pub fn copy_dir(src: &Path) -> tempfile::TempDir {
     }
     dir
 }
+
+/// A command that runs the binary as an unprivileged user (uid 65534) when
+/// the tests run as root, since root reads and writes anything. The binary
+/// is copied to a world-readable place first, because the checkout may sit
+/// under a directory that user cannot enter.
+pub fn unprivileged_command() -> (std::process::Command, Option<tempfile::TempDir>) {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let bin = assert_cmd::cargo::cargo_bin!("leasejournal");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return (std::process::Command::new(bin), None);
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let copy = dir.path().join("leasejournal");
+    std::fs::copy(bin, &copy).expect("copy the binary");
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut cmd = std::process::Command::new(&copy);
+    cmd.uid(65534).gid(65534);
+    (cmd, Some(dir))
+}

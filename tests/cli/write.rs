@@ -449,13 +449,8 @@ fn a_symlinked_target_is_refused() {
 /// A command run as an unprivileged user when the tests run as root (root
 /// writes anywhere).
 fn unprivileged(args: &[&str], path: &Path) -> std::process::Output {
-    use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new(bin());
+    let (mut cmd, _keep) = crate::support::unprivileged_command();
     cmd.args(args).arg(path);
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        cmd.uid(65534).gid(65534);
-    }
     cmd.output().unwrap()
 }
 
