@@ -109,6 +109,8 @@ fn totals(r: &Restored) -> Totals {
 /// The difference between two snapshots.
 #[derive(Clone, Debug, Serialize)]
 pub struct SnapshotDiff {
+    /// Whether there is no change at all (filters aside).
+    pub identical: bool,
     /// The changes, after filtering.
     pub changes: Vec<Change>,
     /// Changes by entity and kind (`task added`, …), after filtering.
@@ -241,8 +243,10 @@ pub fn snapshots(a: &SnapshotSide<'_>, b: &SnapshotSide<'_>, filter: &Filter) ->
             (None, None) => {}
         }
     }
+    let identical = changes.is_empty();
     changes.retain(|c| filter.keeps(c));
     SnapshotDiff {
+        identical,
         counts: count(&changes),
         changes,
         totals_a: totals(ra),

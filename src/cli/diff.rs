@@ -265,23 +265,12 @@ pub fn run(args: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
                 },
                 &filter,
             );
-            let unfiltered = diff::snapshots(
-                &SnapshotSide {
-                    restored: &ra,
-                    unix_clock: ua,
-                },
-                &SnapshotSide {
-                    restored: &rb,
-                    unix_clock: ub,
-                },
-                &Filter::default(),
-            );
             DiffReport {
                 schema_version: SCHEMA_VERSION,
                 kind: Kind::Snapshot,
                 a: args.a.display().to_string(),
                 b: args.b.display().to_string(),
-                identical: unfiltered.changes.is_empty(),
+                identical: d.identical,
                 counts: d.counts,
                 changes: d.changes,
                 summary: diff::Summary::Snapshot {

@@ -101,6 +101,16 @@ pub fn parse_now(text: &str) -> Result<f64, String> {
     Ok(value)
 }
 
+/// Parses a duration: finite, non-negative seconds.
+pub fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "{text:?} is not a finite, non-negative number of seconds"
+        )),
+    }
+}
+
 /// Parses an id prefix: 1 to 64 hex digits.
 pub fn parse_id_prefix(text: &str) -> Result<String, String> {
     if text.is_empty() || text.len() > 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::exit::Exit;
-use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
+use super::output::{Format, OutputArgs, ProgressArgs, parse_now, parse_seconds, system_now};
 use super::write::{self, Session, WriteArgs};
 use crate::durable::{self, Identity, Publish};
 use crate::plan::{self, Mode, Outcome};
@@ -36,7 +36,7 @@ pub struct RecoverArgs {
     pub path: PathBuf,
 
     /// Reclaim unix leases at least this old; 0 reclaims every lease.
-    #[arg(long = "ttl", value_name = "SECONDS", default_value = "0", value_parser = parse_ttl)]
+    #[arg(long = "ttl", value_name = "SECONDS", default_value = "0", value_parser = parse_seconds)]
     pub ttl: f64,
 
     /// Reclaim at most N leases (0: no limit), the first in recovery order.
@@ -61,15 +61,6 @@ pub struct RecoverArgs {
 
     #[command(flatten)]
     pub progress: ProgressArgs,
-}
-
-fn parse_ttl(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!(
-            "{text:?} is not a finite, non-negative number of seconds"
-        )),
-    }
 }
 
 /// Recovers one journal according to the session's mode.

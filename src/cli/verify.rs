@@ -9,7 +9,7 @@ use clap::Args;
 use super::exit::Exit;
 use super::inspect::KindArg;
 use super::load::{self, Bar, Target};
-use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
+use super::output::{Format, OutputArgs, ProgressArgs, parse_now, parse_seconds, system_now};
 use crate::inspect::SCHEMA_VERSION;
 use crate::render;
 use crate::statedir::{self, InputError, Kind};
@@ -74,15 +74,6 @@ pub struct VerifyArgs {
 
     #[command(flatten)]
     pub progress: ProgressArgs,
-}
-
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!(
-            "{text:?} is not a finite, non-negative number of seconds"
-        )),
-    }
 }
 
 fn parse_code(text: &str) -> Result<String, String> {
