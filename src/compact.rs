@@ -35,14 +35,18 @@ pub struct Plan {
     pub before: StateView,
     /// Replay state of the compacted file.
     pub after: StateView,
-    /// Offsets of the lines kept in the first part of the output, and
-    /// whether each can be copied as it stands (else it is re-encoded).
+    /// Offsets of the lines kept in the first part of the output, in file
+    /// order, each with [`VERBATIM`] set when the line can be copied as it
+    /// stands (else it is re-encoded).
     #[serde(skip)]
-    pub keep_offsets: Vec<(u64, bool)>,
+    pub keep_offsets: Vec<u64>,
     /// The active leases, sorted by id.
     #[serde(skip)]
     pub leases: Vec<(WorkId, Active)>,
 }
+
+/// The flag in a kept offset that marks a line copied as it stands.
+pub const VERBATIM: u64 = 1 << 63;
 
 /// A compaction plan with its measured result.
 #[derive(Debug, Serialize)]
@@ -63,39 +67,36 @@ pub fn scan(src: impl Read + Send) -> io::Result<Scan> {
 
 /// Plans a compaction of the state `replay` holds (already scanned with
 /// [`scan`]; `migrate --rewrite` removes legacy leases from it first).
-pub fn plan(mut replay: Replay, lines: u64, bytes: u64, drop_completed: bool) -> Plan {
+/// Fails when the completions' sites were not tracked or did not fit.
+pub fn plan(replay: Replay, lines: u64, bytes: u64, drop_completed: bool) -> Result<Plan, String> {
     let before = StateView::of(&replay);
-    let completions = replay.completions.take().unwrap_or_default();
-    let mut keep_offsets: Vec<(u64, bool)> = if drop_completed {
-        Vec::new()
-    } else {
-        completions
-            .values()
-            .flat_map(|c| {
-                [
-                    (c.lease_offset, c.lease_verbatim),
-                    (c.done_offset, c.done_verbatim),
-                ]
-            })
-            .collect()
-    };
-    keep_offsets.sort_unstable();
     let completed = replay.completed.len();
-    if drop_completed {
-        replay.completed.clear();
+    let mut keep_offsets: Vec<u64> = Vec::new();
+    if !drop_completed {
+        let sites = replay
+            .completed
+            .sites()
+            .ok_or("the completed ids' records were not located (offsets beyond 128 TiB)")?;
+        keep_offsets.reserve_exact(2 * completed);
+        for (_, c) in sites {
+            let flag = |verbatim: bool| if verbatim { VERBATIM } else { 0 };
+            keep_offsets.push(c.lease_offset | flag(c.lease_verbatim));
+            keep_offsets.push(c.done_offset | flag(c.done_verbatim));
+        }
     }
-    let leases: Vec<(WorkId, Active)> = {
-        let mut v: Vec<(WorkId, Active)> = replay.active.drain().collect();
-        v.sort_unstable_by_key(|(id, _)| *id);
-        v
+    // The completed set (most of the memory) is not needed from here on.
+    let Replay { active, .. } = replay;
+    keep_offsets.sort_unstable_by_key(|o| o & !VERBATIM);
+    let mut leases: Vec<(WorkId, Active)> = active.into_iter().collect();
+    leases.sort_unstable_by_key(|(id, _)| *id);
+    // The result holds the same active leases and, unless they are dropped,
+    // the same completed ids.
+    let after = if drop_completed {
+        StateView::of_parts(leases.iter().map(|(id, a)| (id, a)), std::iter::empty())
+    } else {
+        before.clone()
     };
-    let mut after_replay = Replay {
-        active: leases.iter().cloned().collect(),
-        ..replay
-    };
-    after_replay.completions = None;
-    let after = StateView::of(&after_replay);
-    Plan {
+    Ok(Plan {
         drop_completed,
         lines_before: lines,
         bytes_before: bytes,
@@ -107,7 +108,7 @@ pub fn plan(mut replay: Replay, lines: u64, bytes: u64, drop_completed: bool) ->
         after,
         keep_offsets,
         leases,
-    }
+    })
 }
 
 fn lease_bytes(id: &WorkId, a: &Active) -> Vec<u8> {
@@ -122,9 +123,10 @@ pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Res
         let mut reader = LineReader::new(src);
         let mut wanted = plan.keep_offsets.iter().peekable();
         while let Some(line) = reader.next_line()? {
-            let Some(&(_, verbatim)) = wanted.next_if(|&&(o, _)| o == line.offset) else {
+            let Some(&kept) = wanted.next_if(|&&o| o & !VERBATIM == line.offset) else {
                 continue;
             };
+            let verbatim = kept & VERBATIM != 0;
             if verbatim {
                 out.write_all(line.content)?;
                 out.write_all(b"\n")?;
@@ -147,7 +149,7 @@ pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Res
                     lease.time,
                     &lease.attempts,
                     lease.clock,
-                    &lease.payload,
+                    lease.payload.bytes(line.content),
                 ),
                 Op::Done => {
                     let clock = match record.marker {
@@ -188,6 +190,7 @@ mod tests {
             drop_completed,
         );
         let mut out = Vec::new();
+        let plan = plan.unwrap();
         write_result(input.as_bytes(), &plan, &mut out).unwrap();
         (plan, String::from_utf8(out).unwrap())
     }

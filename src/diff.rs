@@ -395,8 +395,8 @@ pub fn replays(a: &Replay, b: &Replay, filter: &Filter) -> Vec<Change> {
             (None, None) => {}
         }
     }
-    let removed = a.completed.difference(&b.completed);
-    let added = b.completed.difference(&a.completed);
+    let removed = a.completed.iter().filter(|id| !b.completed.contains(id));
+    let added = b.completed.iter().filter(|id| !a.completed.contains(id));
     let mut completed: Vec<(ChangeKind, &WorkId)> = removed
         .map(|id| (ChangeKind::Removed, id))
         .chain(added.map(|id| (ChangeKind::Added, id)))

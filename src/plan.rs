@@ -30,11 +30,29 @@ impl StateView {
             digest: replay.digest(),
         }
     }
+
+    /// Summarises a state given as its active leases, in id order, and its
+    /// completed ids.
+    pub fn of_parts<'a>(
+        active: impl ExactSizeIterator<Item = (&'a WorkId, &'a Active)>,
+        completed: impl ExactSizeIterator<Item = &'a WorkId>,
+    ) -> StateView {
+        let (active_len, completed_len) = (active.len(), completed.len());
+        StateView {
+            active: active_len,
+            completed: completed_len,
+            digest: journal::state_digest(active, completed_len, completed),
+        }
+    }
 }
 
 /// Replays what a reader holds and compares it with the planned state.
 pub fn check_replay(src: impl Read + Send, planned: &StateView) -> Result<(), String> {
-    let scan = journal::scan(src, &mut ()).map_err(|e| format!("re-read failed: {e}"))?;
+    // Sized for the planned state up front: growing the completed set by
+    // doubling would briefly hold two copies of it.
+    let replay = Replay::with_capacity(planned.active, planned.completed);
+    let scan =
+        journal::scan_into(src, replay, &mut ()).map_err(|e| format!("re-read failed: {e}"))?;
     let got = StateView::of(&scan.replay);
     if &got == planned {
         Ok(())

@@ -102,14 +102,19 @@ impl Observer for Salvager {
     fn line(&mut self, event: &LineEvent<'_>) {
         match &event.classified.kind {
             LineKind::Record(record) => {
-                self.replay.apply(record, event.number, event.offset);
+                self.replay
+                    .apply(record, event.content, event.number, event.offset);
             }
             LineKind::Corrupt {
                 glued: Some((at, record)),
                 ..
             } => {
-                self.replay
-                    .apply(record, event.number, event.offset + *at as u64);
+                self.replay.apply(
+                    record,
+                    event.content.get(*at..).unwrap_or_default(),
+                    event.number,
+                    event.offset + *at as u64,
+                );
                 self.salvaged.push(Salvage {
                     line: event.number,
                     offset: event.offset,

@@ -70,7 +70,8 @@ fn compact_file(
         scan.summary.lines,
         scan.summary.bytes,
         drop_completed,
-    );
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let mut outcome = Outcome {
         path: path.display().to_string(),
         kind: Kind::Journal,

@@ -77,7 +77,8 @@ fn migrate_journal(
         for r in &reclaimed {
             replay.active.remove(&r.id);
         }
-        let mut plan = compact::plan(replay, scan.summary.lines, scan.summary.bytes, false);
+        let mut plan = compact::plan(replay, scan.summary.lines, scan.summary.bytes, false)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         plan.before = before;
         let mut sink = CompareSink::new(write::reopen(path, &identity).map_err(read_error)?);
         compact::write_result(

@@ -14,9 +14,9 @@
 use sha2::{Digest, Sha256};
 
 use super::record::{
-    Classified, Clock, ClockMarker, Lease, LeaseRejection, LineKind, Op, Record, WorkId,
+    Classified, Clock, ClockMarker, Lease, LeaseRejection, LineKind, Op, Payload, Record, WorkId,
 };
-use crate::json::{MAX_DEPTH, PyInt, is_float_repr};
+use crate::json::{MAX_DEPTH, PyInt, float_repr_value};
 
 /// Upstream's records nest one level below the line's object.
 const PAYLOAD_DEPTH: usize = 2;
@@ -27,6 +27,7 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    #[inline(always)]
     fn eat(&mut self, lit: &[u8]) -> Option<()> {
         if self.s[self.pos..].starts_with(lit) {
             self.pos += lit.len();
@@ -87,8 +88,7 @@ impl<'a> Cursor<'a> {
         if text.starts_with('-') {
             return None;
         }
-        let value: f64 = text.parse().ok()?;
-        is_float_repr(text, value).then_some(value)
+        float_repr_value(text)
     }
 
     /// A canonical JSON value at `depth`.
@@ -139,16 +139,12 @@ impl<'a> Cursor<'a> {
     fn plain_key(&mut self) -> Option<&'a [u8]> {
         self.eat(b"\"")?;
         let start = self.pos;
-        loop {
-            match self.peek()? {
-                b'"' => break,
-                0x20..=0x7E if self.s[self.pos] != b'\\' => self.pos += 1,
-                _ => return None,
-            }
+        let stop = skip_plain(self.s, start)?;
+        if self.s[stop] != b'"' {
+            return None;
         }
-        let key = &self.s[start..self.pos];
-        self.pos += 1;
-        Some(key)
+        self.pos = stop + 1;
+        Some(&self.s[start..stop])
     }
 
     fn array(&mut self, depth: usize) -> Option<()> {
@@ -176,18 +172,16 @@ impl<'a> Cursor<'a> {
     fn string(&mut self) -> Option<()> {
         self.pos += 1;
         loop {
-            // Runs of plain characters are checked in bulk.
-            let rest = &self.s[self.pos..];
-            let stop = memchr::memchr2(b'"', b'\\', rest)?;
-            if !rest[..stop].iter().all(|&b| (0x20..0x7F).contains(&b)) {
-                return None;
+            self.pos = skip_plain(self.s, self.pos)?;
+            match self.s[self.pos] {
+                b'"' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                b'\\' => self.pos += 1,
+                // A control character, DEL or non-ASCII: Python escapes it.
+                _ => return None,
             }
-            self.pos += stop;
-            if self.s[self.pos] == b'"' {
-                self.pos += 1;
-                return Some(());
-            }
-            self.pos += 1;
             match self.peek()? {
                 b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => self.pos += 1,
                 b'u' => {
@@ -226,8 +220,7 @@ impl<'a> Cursor<'a> {
                 self.pos += 1;
             }
             let text = std::str::from_utf8(&self.s[start..self.pos]).ok()?;
-            let value: f64 = text.parse().ok()?;
-            return is_float_repr(text, value).then_some(());
+            return float_repr_value(text).map(|_| ());
         }
         let negative = int_start > start;
         if (negative && &self.s[int_start..self.pos] == b"0") || int_digits > 4300 {
@@ -235,6 +228,47 @@ impl<'a> Cursor<'a> {
         }
         Some(())
     }
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Flags (in the high bit of each byte) the bytes of `word` that end a run
+/// of plain string characters: controls, `"`, `\`, DEL and non-ASCII.
+/// Borrows can flag a byte above a flagged one, so only the lowest flag is
+/// exact; that is the only one used.
+#[inline(always)]
+fn specials(word: u64) -> u64 {
+    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
+    (word & HIGHS)
+        | below_space
+        | zero_bytes(word ^ (ONES * u64::from(b'"')))
+        | zero_bytes(word ^ (ONES * u64::from(b'\\')))
+        | zero_bytes(word ^ (ONES * 0x7F))
+}
+
+/// Printable ASCII other than `"` and `\`: what a canonical string holds
+/// unescaped.
+fn is_plain(b: u8) -> bool {
+    (0x20..0x7F).contains(&b) && b != b'"' && b != b'\\'
+}
+
+/// The position of the first byte at or after `pos` that is not plain
+/// ([`is_plain`]), eight bytes at a time; `None` when the line ends first.
+#[inline]
+fn skip_plain(s: &[u8], mut pos: usize) -> Option<usize> {
+    while let Some(chunk) = s.get(pos..pos + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let flags = specials(u64::from_le_bytes(word));
+        if flags != 0 {
+            return Some(pos + (flags.trailing_zeros() / 8) as usize);
+        }
+        pos += 8;
+    }
+    let rest = s.get(pos..)?;
+    rest.iter().position(|&b| !is_plain(b)).map(|i| pos + i)
 }
 
 /// Lowercase hex digit values; 0xFF marks anything else.
@@ -331,7 +365,10 @@ fn lease(line: &[u8]) -> Option<LineKind> {
             time,
             attempts: PyInt::Small(attempts),
             clock: clock.unwrap_or(Clock::Legacy),
-            payload: payload.into(),
+            payload: Payload::InLine {
+                start: payload_start,
+                end: payload_start + payload.len(),
+            },
             lenient: Vec::new(),
         }))
     };
@@ -386,7 +423,7 @@ mod tests {
         match classify(line) {
             Some(fast) => {
                 assert_eq!(
-                    fast,
+                    fast.detached(line),
                     classify_general(line),
                     "{}",
                     String::from_utf8_lossy(line)
@@ -418,6 +455,30 @@ mod tests {
             fast * 2 > total,
             "most upstream lines are canonical: {fast}/{total}"
         );
+    }
+
+    #[test]
+    fn skip_plain_finds_the_first_special_byte() {
+        // Every byte value at every position of a run longer than a word,
+        // after every kind of byte: borrows from a lower byte must not hide
+        // or invent the first special one.
+        for len in [0usize, 1, 7, 8, 9, 15, 16, 17, 40] {
+            for at in 0..len {
+                for special in 0..=255u8 {
+                    for before in [b'a', 0x00, 0x1F, 0x20, 0x7F, 0x80, 0xFF] {
+                        let mut s = vec![b'a'; len];
+                        if at > 0 {
+                            s[at - 1] = before;
+                        }
+                        s[at] = special;
+                        let expected = s.iter().position(|&b| !is_plain(b));
+                        assert_eq!(skip_plain(&s, 0), expected, "{s:?}");
+                    }
+                }
+            }
+        }
+        assert_eq!(skip_plain(b"abc", 3), None);
+        assert_eq!(skip_plain(b"abc", 4), None);
     }
 
     #[test]

@@ -16,9 +16,9 @@ mod replay;
 pub use lines::{Block, BlockReader, LineReader, RawLine, Span, Terminator};
 pub use record::{
     Classified, Clock, ClockMarker, CorruptReason, Field, Lease, LeaseRejection, Lenient, LineKind,
-    Op, Record, WorkId, classify, classify_fast, classify_general,
+    Op, Payload, Record, WorkId, classify, classify_fast, classify_general,
 };
-pub use replay::{Active, Completion, Effect, Replay};
+pub use replay::{Active, Completed, Completion, Effect, Replay, state_digest};
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -386,7 +386,7 @@ fn take_line(
     let effect = match &classified.kind {
         LineKind::Record(record) => {
             count_record(summary, record);
-            let effect = replay.apply(record, span.number, span.offset);
+            let effect = replay.apply(record, content, span.number, span.offset);
             reason = IgnoreReason::of_effect(&effect, record);
             Some(effect)
         }

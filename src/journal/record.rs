@@ -238,9 +238,53 @@ pub struct Lease {
     /// The clock domain.
     pub clock: Clock,
     /// The canonical encoding of the payload (what the id hashes).
-    pub payload: std::sync::Arc<[u8]>,
+    pub payload: Payload,
     /// Values upstream coerced.
     pub lenient: Vec<Lenient>,
+}
+
+/// Where a lease's canonical payload bytes are. A line in upstream's exact
+/// form already holds them, so the fast path only notes where; the general
+/// path re-encodes the payload.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Payload {
+    /// Bytes `start..end` of the record's line, which are canonical as they
+    /// stand.
+    InLine {
+        /// First byte.
+        start: usize,
+        /// One past the last byte.
+        end: usize,
+    },
+    /// The canonical re-encoding.
+    Encoded(std::sync::Arc<[u8]>),
+}
+
+impl Payload {
+    /// The canonical bytes, given the line the record was classified from.
+    pub fn bytes<'a>(&'a self, line: &'a [u8]) -> &'a [u8] {
+        match self {
+            Payload::InLine { start, end } => line.get(*start..*end).unwrap_or_default(),
+            Payload::Encoded(bytes) => bytes,
+        }
+    }
+}
+
+impl Classified {
+    /// The same classification with every payload copied out of `line`, so
+    /// that classifications of one line by different paths compare equal.
+    pub fn detached(&self, line: &[u8]) -> Classified {
+        let mut out = self.clone();
+        if let LineKind::Record(Record {
+            op: Op::Lease(Ok(lease)),
+            ..
+        }) = &mut out.kind
+            && let Payload::InLine { .. } = lease.payload
+        {
+            lease.payload = Payload::Encoded(lease.payload.bytes(line).into());
+        }
+        out
+    }
 }
 
 /// The operation of a record.
@@ -623,7 +667,7 @@ fn lease(id: WorkId, obj: &json::Object) -> Result<Lease, LeaseRejection> {
         time,
         attempts,
         clock,
-        payload: payload.into(),
+        payload: Payload::Encoded(payload.into()),
         lenient,
     })
 }

@@ -29,7 +29,7 @@ pub struct Active {
     /// Byte offset of that line.
     pub offset: u64,
     /// Canonical payload bytes.
-    pub payload: std::sync::Arc<[u8]>,
+    pub payload: Box<[u8]>,
     /// Whether the lease line is exactly what compaction would write.
     pub verbatim: bool,
 }
@@ -91,45 +91,186 @@ pub struct Completion {
     pub done_verbatim: bool,
 }
 
+/// Offsets a [`Completion`] can hold: 47 bits, 128 TiB.
+const SITE_OFFSET_LIMIT: u64 = 1 << 47;
+
+/// A [`Completion`] in 12 bytes: each offset in 47 bits with its verbatim
+/// flag in the 48th. Compaction keeps one per completed id, millions of
+/// them, so their size is most of its memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PackedSite([u8; 12]);
+
+impl PackedSite {
+    fn pack(c: &Completion) -> Option<PackedSite> {
+        if c.lease_offset >= SITE_OFFSET_LIMIT || c.done_offset >= SITE_OFFSET_LIMIT {
+            return None;
+        }
+        let lease = c.lease_offset | u64::from(c.lease_verbatim) << 47;
+        let done = c.done_offset | u64::from(c.done_verbatim) << 47;
+        let mut out = [0u8; 12];
+        out[..6].copy_from_slice(&lease.to_le_bytes()[..6]);
+        out[6..].copy_from_slice(&done.to_le_bytes()[..6]);
+        Some(PackedSite(out))
+    }
+
+    fn unpack(self) -> Completion {
+        let word = |bytes: &[u8]| {
+            let mut b = [0u8; 8];
+            b[..6].copy_from_slice(bytes);
+            u64::from_le_bytes(b)
+        };
+        let (lease, done) = (word(&self.0[..6]), word(&self.0[6..]));
+        let mask = SITE_OFFSET_LIMIT - 1;
+        Completion {
+            lease_offset: lease & mask,
+            done_offset: done & mask,
+            lease_verbatim: lease >> 47 == 1,
+            done_verbatim: done >> 47 == 1,
+        }
+    }
+}
+
+/// The completed ids; for compaction, also where each one's records are.
+#[derive(Clone, Debug)]
+pub struct Completed(Inner);
+
+#[derive(Clone, Debug)]
+enum Inner {
+    /// Only the ids (what reports need).
+    Ids(HashSet<WorkId, RandomState>),
+    /// Each id with its [`Completion`].
+    Sites {
+        /// The ids and their sites.
+        sites: HashMap<WorkId, PackedSite, RandomState>,
+        /// Whether an offset was beyond what a site holds (128 TiB), so
+        /// that some sites are missing.
+        overflowed: bool,
+    },
+}
+
+impl Default for Completed {
+    fn default() -> Self {
+        Completed(Inner::Ids(HashSet::default()))
+    }
+}
+
+impl Completed {
+    /// An empty set that also keeps each id's [`Completion`].
+    pub fn tracking_sites() -> Completed {
+        Completed(Inner::Sites {
+            sites: HashMap::default(),
+            overflowed: false,
+        })
+    }
+
+    /// Number of completed ids.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Inner::Ids(ids) => ids.len(),
+            Inner::Sites { sites, .. } => sites.len(),
+        }
+    }
+
+    /// Whether no id is completed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `id` is completed.
+    pub fn contains(&self, id: &WorkId) -> bool {
+        match &self.0 {
+            Inner::Ids(ids) => ids.contains(id),
+            Inner::Sites { sites, .. } => sites.contains_key(id),
+        }
+    }
+
+    /// Marks `id` completed by the records at `site`.
+    pub fn insert(&mut self, id: WorkId, site: &Completion) {
+        match &mut self.0 {
+            Inner::Ids(ids) => {
+                ids.insert(id);
+            }
+            Inner::Sites { sites, overflowed } => match PackedSite::pack(site) {
+                Some(packed) => {
+                    sites.insert(id, packed);
+                }
+                None => *overflowed = true,
+            },
+        }
+    }
+
+    /// Removes `id`; says whether it was completed.
+    pub fn remove(&mut self, id: &WorkId) -> bool {
+        match &mut self.0 {
+            Inner::Ids(ids) => ids.remove(id),
+            Inner::Sites { sites, .. } => sites.remove(id).is_some(),
+        }
+    }
+
+    /// Forgets every id.
+    pub fn clear(&mut self) {
+        match &mut self.0 {
+            Inner::Ids(ids) => ids.clear(),
+            Inner::Sites { sites, .. } => sites.clear(),
+        }
+    }
+
+    /// The ids, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = &WorkId> + '_ {
+        let (ids, sites) = match &self.0 {
+            Inner::Ids(ids) => (Some(ids.iter()), None),
+            Inner::Sites { sites, .. } => (None, Some(sites.keys())),
+        };
+        ids.into_iter().flatten().chain(sites.into_iter().flatten())
+    }
+
+    /// Where each completed id's records are, when they were tracked
+    /// ([`Replay::tracking_completions`]) and all fit; `None` otherwise.
+    pub fn sites(&self) -> Option<impl Iterator<Item = (&WorkId, Completion)> + '_> {
+        match &self.0 {
+            Inner::Sites {
+                sites,
+                overflowed: false,
+            } => Some(sites.iter().map(|(id, s)| (id, s.unpack()))),
+            _ => None,
+        }
+    }
+}
+
 /// The replay state: what upstream's loader holds after reading the file.
 #[derive(Clone, Debug, Default)]
 pub struct Replay {
     /// Active leases.
     pub active: HashMap<WorkId, Active, RandomState>,
     /// Completed ids.
-    pub completed: HashSet<WorkId, RandomState>,
+    pub completed: Completed,
     /// Upstream's `events` counter (counted lines), which drives its
     /// compaction timing.
     pub events: u64,
-    /// For each completed id, where its records are; kept only when asked
-    /// for (compaction needs it, reports do not).
-    pub completions: Option<HashMap<WorkId, Completion, RandomState>>,
 }
 
 impl Replay {
-    /// Applies a record read at `line`/`offset` and says what it did.
-    pub fn apply(&mut self, record: &Record, line: u64, offset: u64) -> Effect {
+    /// Applies a record read at `line`/`offset`, whose bytes are `content`,
+    /// and says what it did.
+    pub fn apply(&mut self, record: &Record, content: &[u8], line: u64, offset: u64) -> Effect {
         self.events += 1;
         let id = record.id;
         match &record.op {
             Op::Lease(Err(rejection)) => Effect::LeaseIgnored {
                 reason: rejection.to_string(),
             },
-            Op::Lease(Ok(lease)) => self.lease(id, lease, line, offset, record.verbatim),
+            Op::Lease(Ok(lease)) => self.lease(id, lease, content, line, offset, record.verbatim),
             Op::Done => match self.active.remove(&id) {
                 Some(active) => {
-                    self.completed.insert(id);
-                    if let Some(completions) = &mut self.completions {
-                        completions.insert(
-                            id,
-                            Completion {
-                                lease_offset: active.offset,
-                                done_offset: offset,
-                                lease_verbatim: active.verbatim,
-                                done_verbatim: record.verbatim,
-                            },
-                        );
-                    }
+                    self.completed.insert(
+                        id,
+                        &Completion {
+                            lease_offset: active.offset,
+                            done_offset: offset,
+                            lease_verbatim: active.verbatim,
+                            done_verbatim: record.verbatim,
+                        },
+                    );
                     Effect::Completed {
                         worker: active.worker,
                     }
@@ -152,14 +293,12 @@ impl Replay {
         &mut self,
         id: WorkId,
         lease: &Lease,
+        content: &[u8],
         line: u64,
         offset: u64,
         verbatim: bool,
     ) -> Effect {
         let was_completed = self.completed.remove(&id);
-        if was_completed && let Some(completions) = &mut self.completions {
-            completions.remove(&id);
-        }
         let entry = Active {
             worker: lease.worker.clone(),
             time: lease.time,
@@ -167,7 +306,7 @@ impl Replay {
             clock: lease.clock,
             line,
             offset,
-            payload: lease.payload.clone(),
+            payload: lease.payload.bytes(content).into(),
             verbatim,
         };
         match self.active.insert(id, entry) {
@@ -179,41 +318,40 @@ impl Replay {
         }
     }
 
+    /// An empty replay with room for `active` leases and `completed` ids.
+    pub fn with_capacity(active: usize, completed: usize) -> Replay {
+        let mut ids = HashSet::default();
+        ids.reserve(completed);
+        let mut leases = HashMap::default();
+        leases.reserve(active);
+        Replay {
+            active: leases,
+            completed: Completed(Inner::Ids(ids)),
+            events: 0,
+        }
+    }
+
     /// A replay that also records where each completion's records are.
     pub fn tracking_completions() -> Replay {
         Replay {
-            completions: Some(HashMap::default()),
+            completed: Completed::tracking_sites(),
             ..Replay::default()
         }
     }
 
     /// SHA-256 over the canonical state: every active lease (id, worker,
-    /// time, attempts, clock, payload) in id order, then every completed id
-    /// in order. Two files with the same digest replay to the same state.
+    /// time, attempts, clock, payload) in id order, then the completed set
+    /// as its size, the sum of its ids (as 256-bit integers, modulo 2^256)
+    /// and their XOR. Two files with the same digest replay to the same
+    /// state. The completed part is order-independent, so it costs one pass
+    /// over the set and no sorting: a journal holds millions of completed
+    /// ids and few active ones.
     pub fn digest(&self) -> String {
-        let mut h = Sha256::new();
-        h.update(b"active\n");
-        for (id, a) in self.active_sorted() {
-            h.update(id.to_hex().as_bytes());
-            h.update(
-                format!(
-                    "\t{}\t{}\t{}\t{}\t",
-                    a.worker,
-                    crate::json::float_repr(a.time),
-                    a.attempts,
-                    a.clock.as_str()
-                )
-                .as_bytes(),
-            );
-            h.update(&a.payload);
-            h.update(b"\n");
-        }
-        h.update(b"completed\n");
-        for id in self.completed_sorted() {
-            h.update(id.to_hex().as_bytes());
-            h.update(b"\n");
-        }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        state_digest(
+            self.active_sorted().into_iter(),
+            self.completed.len(),
+            self.completed.iter(),
+        )
     }
 
     /// Active ids in id order.
@@ -228,5 +366,131 @@ impl Replay {
         let mut v: Vec<_> = self.completed.iter().copied().collect();
         v.sort_unstable();
         v
+    }
+}
+
+/// [`Replay::digest`] of a state given as its active leases, in id order,
+/// and its `completed_len` completed ids.
+pub fn state_digest<'a>(
+    active: impl Iterator<Item = (&'a WorkId, &'a Active)>,
+    completed_len: usize,
+    completed: impl Iterator<Item = &'a WorkId>,
+) -> String {
+    let mut h = Sha256::new();
+    h.update(b"active\n");
+    for (id, a) in active {
+        h.update(id.to_hex().as_bytes());
+        h.update(
+            format!(
+                "\t{}\t{}\t{}\t{}\t",
+                a.worker,
+                crate::json::float_repr(a.time),
+                a.attempts,
+                a.clock.as_str()
+            )
+            .as_bytes(),
+        );
+        h.update(&a.payload);
+        h.update(b"\n");
+    }
+    h.update(b"completed\n");
+    h.update((completed_len as u64).to_le_bytes());
+    let (sum, xor) = set_sums(completed);
+    for limb in sum.iter().chain(&xor) {
+        h.update(limb.to_le_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The sum (modulo 2^256, as four little-endian 64-bit limbs) and the XOR of
+/// a set of ids read as 256-bit big-endian integers.
+fn set_sums<'a>(ids: impl Iterator<Item = &'a WorkId>) -> ([u64; 4], [u64; 4]) {
+    let mut sum = [0u64; 4];
+    let mut xor = [0u64; 4];
+    for id in ids {
+        let mut carry = false;
+        for (i, chunk) in id.0.rchunks_exact(8).enumerate() {
+            let limb = u64::from_be_bytes(chunk.try_into().unwrap_or_default());
+            let (s1, c1) = sum[i].overflowing_add(limb);
+            let (s2, c2) = s1.overflowing_add(u64::from(carry));
+            sum[i] = s2;
+            carry = c1 || c2;
+            xor[i] ^= limb;
+        }
+    }
+    (sum, xor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(last: u8, first: u8) -> WorkId {
+        let mut b = [0u8; 32];
+        b[0] = first;
+        b[31] = last;
+        WorkId(b)
+    }
+
+    #[test]
+    fn set_sums_carry_across_limbs_and_wrap() {
+        let max = WorkId([0xFF; 32]);
+        let one = id(1, 0);
+        let (sum, xor) = set_sums([&max, &one].into_iter());
+        assert_eq!(sum, [0; 4], "2^256 - 1 + 1 wraps to 0");
+        assert_eq!(xor, [u64::MAX - 1, u64::MAX, u64::MAX, u64::MAX]);
+        let (sum, _) = set_sums([&id(0, 1), &id(0, 2)].into_iter());
+        assert_eq!(sum, [0, 0, 0, 3 << 56]);
+    }
+
+    #[test]
+    fn sites_pack_and_unpack() {
+        for (lease_offset, done_offset) in [(0, 0), (1, 2), (SITE_OFFSET_LIMIT - 1, 12345)] {
+            for flags in 0..4u8 {
+                let c = Completion {
+                    lease_offset,
+                    done_offset,
+                    lease_verbatim: flags & 1 == 1,
+                    done_verbatim: flags & 2 == 2,
+                };
+                assert_eq!(PackedSite::pack(&c).unwrap().unpack(), c);
+            }
+        }
+        let far = Completion {
+            lease_offset: 0,
+            done_offset: SITE_OFFSET_LIMIT,
+            lease_verbatim: false,
+            done_verbatim: false,
+        };
+        assert_eq!(PackedSite::pack(&far), None);
+        let mut r = Replay::tracking_completions();
+        r.completed.insert(id(1, 1), &far);
+        assert!(
+            r.completed.sites().is_none(),
+            "a missing site is not hidden"
+        );
+    }
+
+    #[test]
+    fn digest_depends_on_the_completed_set_not_its_order() {
+        let mut a = Replay::default();
+        let mut b = Replay::tracking_completions();
+        let site = Completion {
+            lease_offset: 0,
+            done_offset: 1,
+            lease_verbatim: true,
+            done_verbatim: false,
+        };
+        for n in 0..100u8 {
+            a.completed.insert(id(n, n), &site);
+        }
+        for n in (0..100u8).rev() {
+            b.completed.insert(id(n, n), &site);
+        }
+        assert_eq!(a.digest(), b.digest());
+        b.completed.remove(&id(7, 7));
+        assert_ne!(a.digest(), b.digest());
+        b.completed.insert(id(7, 8), &site);
+        assert_ne!(a.digest(), b.digest(), "same size, another id");
     }
 }

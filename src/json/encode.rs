@@ -243,6 +243,58 @@ pub fn is_float_repr(text: &str, f: f64) -> bool {
     float_repr(f) == text
 }
 
+/// The value of `text` when `text` is Python's `repr` of it (finite), else
+/// `None`. Most times and payload floats are short fixed-notation decimals,
+/// which are checked by their digits alone ([`is_short_fixed_repr`]).
+pub fn float_repr_value(text: &str) -> Option<f64> {
+    let value: f64 = text.parse().ok()?;
+    (value.is_finite() && (is_short_fixed_repr(text) || is_float_repr(text, value)))
+        .then_some(value)
+}
+
+/// Whether `text` is a decimal that Python's `repr` writes as itself, judged
+/// from its digits: fixed notation (`[-]I.F`, no leading zero in `I`, no
+/// trailing zero in `F` unless `F` is a lone `0` after a non-zero `I`), at
+/// most 15 significant digits, and a magnitude in [1e-4, 1e16) (where
+/// `repr` uses fixed notation). A decimal of at most 15 significant digits
+/// (`DBL_DIG`) is the only such decimal that rounds to its double, so it is
+/// the shortest, and `repr` writes exactly its digits. Returns `false` for
+/// anything else, which the caller checks the slow way.
+fn is_short_fixed_repr(text: &str) -> bool {
+    let b = text.as_bytes();
+    let b = b.strip_prefix(b"-").unwrap_or(b);
+    let Some(dot) = b.iter().position(|&c| c == b'.') else {
+        return false;
+    };
+    let (int, frac) = (&b[..dot], &b[dot + 1..]);
+    if int.is_empty()
+        || frac.is_empty()
+        || !int.iter().chain(frac).all(u8::is_ascii_digit)
+        || (int.len() > 1 && int[0] == b'0')
+    {
+        return false;
+    }
+    let significant = if int != b"0" {
+        if int.len() > 16 {
+            return false;
+        }
+        if frac == b"0" {
+            int.len() - int.iter().rev().take_while(|&&c| c == b'0').count()
+        } else if frac.ends_with(b"0") {
+            return false;
+        } else {
+            int.len() + frac.len()
+        }
+    } else {
+        let zeros = frac.iter().take_while(|&&c| c == b'0').count();
+        if zeros == frac.len() || zeros > 3 || frac.ends_with(b"0") {
+            return false;
+        }
+        frac.len() - zeros
+    };
+    (1..=15).contains(&significant)
+}
+
 /// Python's `repr(float)` for any value, with JSON's spellings of the
 /// non-finite ones (`NaN`, `Infinity`, `-Infinity`), for messages.
 pub fn float_repr_any(f: f64) -> String {
@@ -406,6 +458,77 @@ mod tests {
                 !is_float_repr(&format!("{repr}0"), f) || repr.contains('e'),
                 "{repr}0"
             );
+        }
+    }
+
+    #[test]
+    fn short_fixed_reprs_are_reprs() {
+        // Decimal strings of every shape near the rule's edges: digits
+        // before and after the point, leading and trailing zeros, up to 17
+        // significant digits, with and without a sign. Whatever the short
+        // check accepts must be the repr of its value; whatever the full
+        // check accepts in fixed notation with at most 15 digits, the short
+        // one must accept too.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut accepted = 0;
+        for _ in 0..300_000 {
+            let digits = |len: u64, next: &mut dyn FnMut(u64) -> u64| -> String {
+                (0..len)
+                    .map(|_| match next(4) {
+                        0 => '0',
+                        1 => '9',
+                        _ => char::from(b'0' + next(10) as u8),
+                    })
+                    .collect()
+            };
+            let int_len = next(19);
+            let int = if int_len == 0 {
+                "0".to_string()
+            } else {
+                digits(int_len, &mut next)
+            };
+            let frac = digits(1 + next(18), &mut next);
+            let sign = if next(8) == 0 { "-" } else { "" };
+            let text = format!("{sign}{int}.{frac}");
+            let value: f64 = text.parse().unwrap();
+            let exact = value.is_finite() && float_repr(value) == text;
+            let short = is_short_fixed_repr(&text);
+            assert!(
+                !short || exact,
+                "{text} accepted but repr is {}",
+                float_repr(value)
+            );
+            accepted += usize::from(short);
+            assert_eq!(float_repr_value(&text).is_some(), exact, "{text}");
+        }
+        assert!(
+            accepted > 10_000,
+            "the rule accepts common forms: {accepted}"
+        );
+        for text in [
+            "1754550000.0137",
+            "0.0001",
+            "1000.0",
+            "0.5",
+            "9999999999999990.0",
+        ] {
+            assert!(is_short_fixed_repr(text), "{text}");
+        }
+        for text in [
+            "0.00001",
+            "1.50",
+            "01.5",
+            "0.0",
+            "1e-05",
+            "10000000000000000.0",
+        ] {
+            assert!(!is_short_fixed_repr(text), "{text}");
         }
     }
 

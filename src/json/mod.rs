@@ -16,8 +16,8 @@ mod python;
 mod value;
 
 pub use encode::{
-    NonFinite, encode_canonical, encode_string, float_repr, float_repr_any, is_float_repr,
-    to_canonical,
+    NonFinite, encode_canonical, encode_string, float_repr, float_repr_any, float_repr_value,
+    is_float_repr, to_canonical,
 };
 pub use parse::{MAX_DEPTH, Mode, ParseError, ParseErrorKind, ParseStats, Parsed, parse, validate};
 pub use python::{CoerceError, py_float, py_int, py_str_is_work_id, truthy};

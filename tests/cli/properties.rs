@@ -134,7 +134,7 @@ proptest! {
         let before = replay(&data);
         for drop_completed in [false, true] {
             let scan = compact::scan(&data[..]).unwrap();
-            let plan = compact::plan(scan.replay, scan.summary.lines, scan.summary.bytes, drop_completed);
+            let plan = compact::plan(scan.replay, scan.summary.lines, scan.summary.bytes, drop_completed).unwrap();
             let mut out = Vec::new();
             compact::write_result(&data[..], &plan, &mut out).unwrap();
             let after = replay(&out);
