@@ -70,22 +70,24 @@ pub fn scan(src: impl Read + Send) -> io::Result<Scan> {
 /// Fails when the completions' sites were not tracked or did not fit.
 pub fn plan(replay: Replay, lines: u64, bytes: u64, drop_completed: bool) -> Result<Plan, String> {
     let before = StateView::of(&replay);
-    let completed = replay.completed.len();
+    let Replay {
+        active, completed, ..
+    } = replay;
+    let completed_len = completed.len();
     let mut keep_offsets: Vec<u64> = Vec::new();
     if !drop_completed {
-        let sites = replay
-            .completed
-            .sites()
+        // Consumed table by table, so that the offsets (touched as they are
+        // written) replace the completed set in memory rather than add to it.
+        let sites = completed
+            .into_sites()
             .ok_or("the completed ids' records were not located (offsets beyond 128 TiB)")?;
-        keep_offsets.reserve_exact(2 * completed);
+        keep_offsets.reserve_exact(2 * completed_len);
         for (_, c) in sites {
             let flag = |verbatim: bool| if verbatim { VERBATIM } else { 0 };
             keep_offsets.push(c.lease_offset | flag(c.lease_verbatim));
             keep_offsets.push(c.done_offset | flag(c.done_verbatim));
         }
     }
-    // The completed set (most of the memory) is not needed from here on.
-    let Replay { active, .. } = replay;
     keep_offsets.sort_unstable_by_key(|o| o & !VERBATIM);
     let mut leases: Vec<(WorkId, Active)> = active.into_iter().collect();
     leases.sort_unstable_by_key(|(id, _)| *id);
@@ -102,8 +104,8 @@ pub fn plan(replay: Replay, lines: u64, bytes: u64, drop_completed: bool) -> Res
         bytes_before: bytes,
         records_after: (keep_offsets.len() + leases.len()) as u64,
         active: leases.len(),
-        completed_kept: if drop_completed { 0 } else { completed },
-        completed_dropped: if drop_completed { completed } else { 0 },
+        completed_kept: if drop_completed { 0 } else { completed_len },
+        completed_dropped: if drop_completed { completed_len } else { 0 },
         before,
         after,
         keep_offsets,

@@ -9,7 +9,8 @@
 //! 2. read and plan (elsewhere), remembering the file's [`Identity`];
 //! 3. [`Identity::check`] — the file is still the one that was read;
 //! 4. [`backup`];
-//! 5. [`replace`] (temp file, fsync, verify, rename, fsync the directory)
+//! 5. [`replace`] (temp file, fsync while the re-read verifies it, rename,
+//!    fsync the directory)
 //!    or [`append`] (seal the tail, one write, fsync);
 //! 6. re-read and confirm (the caller, with the replay digest).
 //!
@@ -394,8 +395,9 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
 /// Writes a new version of `target` through a temporary file: `produce`
 /// writes the content, `check` re-reads the finished temporary file and
 /// accepts it (or finds it needless, when it is discarded) or refuses it,
-/// and only then is it renamed over `target` and the directory fsynced. `like` gives the mode and owner to keep (the
-/// original's); `None` for a new file (mode 0644 less the umask).
+/// while the file is fsynced; only when both succeed is it renamed over
+/// `target` and the directory fsynced. `like` gives the mode and owner to
+/// keep (the original's); `None` for a new file (mode 0644 less the umask).
 /// `must_not_exist` refuses to replace an existing `target`.
 pub fn replace(
     target: &Path,
@@ -442,10 +444,19 @@ pub fn replace(
         drop(out);
         failpoint("temp-written").map_err(io_err(&temp, "write the temporary file"))?;
         truncate_point("temp-written", &file).map_err(io_err(&temp, "write the temporary file"))?;
-        file.sync_all()
-            .map_err(io_err(&temp, "fsync the temporary file"))?;
         let mut reread = File::open(&temp).map_err(io_err(&temp, "re-read the temporary file"))?;
-        let publish = check(&mut reread).map_err(|detail| WriteError::Verify {
+        // The re-read check runs while the data goes to disk; nothing is
+        // published until both have finished.
+        let (synced, checked) = std::thread::scope(|scope| {
+            let sync = scope.spawn(|| file.sync_all());
+            let checked = check(&mut reread);
+            let synced = sync
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the fsync thread failed")));
+            (synced, checked)
+        });
+        synced.map_err(io_err(&temp, "fsync the temporary file"))?;
+        let publish = checked.map_err(|detail| WriteError::Verify {
             path: target.to_path_buf(),
             detail,
         })?;

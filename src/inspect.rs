@@ -9,8 +9,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::journal::{
-    self, Classified, Clock, ClockMarker, Effect, IgnoreReason, LineEvent, LineKind, Observer, Op,
-    Record, Summary, WorkId,
+    self, Classified, Clock, ClockMarker, Completed, Effect, IgnoreReason, LineEvent, LineKind,
+    Observer, Op, Record, Summary, WorkId,
 };
 use crate::json::{self, Mode, PyInt, Value};
 use crate::snapshot::{self, RestoreChanges, TaskLease};
@@ -121,7 +121,7 @@ pub struct JournalReport {
     /// The active leases upstream's loader reaches, sorted by id.
     pub active: Vec<ActiveLease>,
     /// Completed ids, sorted (empty in table output, which only counts them).
-    pub completed: Vec<WorkId>,
+    pub completed: CompletedList,
     /// `--history` records, when asked.
     pub history: Option<Vec<HistoryEntry>>,
 }
@@ -299,6 +299,20 @@ fn payload_path(payload: &[u8]) -> Option<String> {
     }
 }
 
+/// The completed ids of a report, listed in order as they are serialised,
+/// without a sorted copy of the whole set; `None` lists nothing.
+#[derive(Clone, Debug)]
+pub struct CompletedList(pub Option<Completed>);
+
+impl Serialize for CompletedList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Some(completed) => s.collect_seq(completed.sorted()),
+            None => s.collect_seq(std::iter::empty::<WorkId>()),
+        }
+    }
+}
+
 /// Inspects a journal read from `src`.
 pub fn journal<R: Read + Send>(
     src: R,
@@ -358,11 +372,7 @@ pub fn journal<R: Read + Send>(
         completed_count: replay.completed.len(),
         filter,
         active,
-        completed: if options.list_completed {
-            replay.completed_sorted()
-        } else {
-            Vec::new()
-        },
+        completed: CompletedList(options.list_completed.then_some(replay.completed)),
         history: options.history.is_some().then_some(history.entries),
         summary: scan.summary,
     })

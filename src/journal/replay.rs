@@ -3,7 +3,7 @@
 //! drops any id, unknown ops are counted and ignored. Every application
 //! reports its effect so that reports can say what each line did.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use foldhash::fast::RandomState;
 
@@ -130,6 +130,67 @@ impl PackedSite {
     }
 }
 
+/// A map from ids split into [`SHARDS`] tables by the id's first four bits.
+/// Ids are hashes, so the tables fill evenly; each grows on its own, and a
+/// growth step briefly holds two copies of one table, not of the whole map.
+/// The tables are ranges of ids, so the ids come out sorted one table at a
+/// time, with a sorted copy of one table at most.
+#[derive(Clone, Debug)]
+struct Sharded<V> {
+    shards: Vec<HashMap<WorkId, V, RandomState>>,
+}
+
+/// Tables in a [`Sharded`] map.
+const SHARDS: usize = 16;
+
+impl<V> Sharded<V> {
+    fn new() -> Self {
+        Sharded {
+            shards: (0..SHARDS).map(|_| HashMap::default()).collect(),
+        }
+    }
+
+    /// Room for about `n` ids in all.
+    fn reserve(&mut self, n: usize) {
+        // Some slack: the tables do not fill exactly evenly.
+        let each = n / SHARDS + n / SHARDS / 16 + 16;
+        for shard in &mut self.shards {
+            shard.reserve(each);
+        }
+    }
+
+    #[inline]
+    fn shard(&self, id: &WorkId) -> &HashMap<WorkId, V, RandomState> {
+        &self.shards[Self::index(id)]
+    }
+
+    #[inline]
+    fn index(id: &WorkId) -> usize {
+        usize::from(id.0[0] >> 4)
+    }
+
+    #[inline]
+    fn shard_mut(&mut self, id: &WorkId) -> &mut HashMap<WorkId, V, RandomState> {
+        &mut self.shards[Self::index(id)]
+    }
+
+    fn len(&self) -> usize {
+        self.shards.iter().map(HashMap::len).sum()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&WorkId, &V)> + '_ {
+        self.shards.iter().flat_map(|shard| shard.iter())
+    }
+
+    fn sorted(&self) -> impl Iterator<Item = WorkId> + '_ {
+        self.shards.iter().flat_map(|shard| {
+            let mut ids: Vec<WorkId> = shard.keys().copied().collect();
+            ids.sort_unstable();
+            ids
+        })
+    }
+}
+
 /// The completed ids; for compaction, also where each one's records are.
 #[derive(Clone, Debug)]
 pub struct Completed(Inner);
@@ -137,11 +198,11 @@ pub struct Completed(Inner);
 #[derive(Clone, Debug)]
 enum Inner {
     /// Only the ids (what reports need).
-    Ids(HashSet<WorkId, RandomState>),
+    Ids(Sharded<()>),
     /// Each id with its [`Completion`].
     Sites {
         /// The ids and their sites.
-        sites: HashMap<WorkId, PackedSite, RandomState>,
+        sites: Sharded<PackedSite>,
         /// Whether an offset was beyond what a site holds (128 TiB), so
         /// that some sites are missing.
         overflowed: bool,
@@ -150,7 +211,7 @@ enum Inner {
 
 impl Default for Completed {
     fn default() -> Self {
-        Completed(Inner::Ids(HashSet::default()))
+        Completed(Inner::Ids(Sharded::new()))
     }
 }
 
@@ -158,9 +219,17 @@ impl Completed {
     /// An empty set that also keeps each id's [`Completion`].
     pub fn tracking_sites() -> Completed {
         Completed(Inner::Sites {
-            sites: HashMap::default(),
+            sites: Sharded::new(),
             overflowed: false,
         })
+    }
+
+    /// Room for about `n` ids.
+    pub fn reserve(&mut self, n: usize) {
+        match &mut self.0 {
+            Inner::Ids(ids) => ids.reserve(n),
+            Inner::Sites { sites, .. } => sites.reserve(n),
+        }
     }
 
     /// Number of completed ids.
@@ -179,8 +248,8 @@ impl Completed {
     /// Whether `id` is completed.
     pub fn contains(&self, id: &WorkId) -> bool {
         match &self.0 {
-            Inner::Ids(ids) => ids.contains(id),
-            Inner::Sites { sites, .. } => sites.contains_key(id),
+            Inner::Ids(ids) => ids.shard(id).contains_key(id),
+            Inner::Sites { sites, .. } => sites.shard(id).contains_key(id),
         }
     }
 
@@ -188,11 +257,11 @@ impl Completed {
     pub fn insert(&mut self, id: WorkId, site: &Completion) {
         match &mut self.0 {
             Inner::Ids(ids) => {
-                ids.insert(id);
+                ids.shard_mut(&id).insert(id, ());
             }
             Inner::Sites { sites, overflowed } => match PackedSite::pack(site) {
                 Some(packed) => {
-                    sites.insert(id, packed);
+                    sites.shard_mut(&id).insert(id, packed);
                 }
                 None => *overflowed = true,
             },
@@ -202,26 +271,52 @@ impl Completed {
     /// Removes `id`; says whether it was completed.
     pub fn remove(&mut self, id: &WorkId) -> bool {
         match &mut self.0 {
-            Inner::Ids(ids) => ids.remove(id),
-            Inner::Sites { sites, .. } => sites.remove(id).is_some(),
+            Inner::Ids(ids) => ids.shard_mut(id).remove(id).is_some(),
+            Inner::Sites { sites, .. } => sites.shard_mut(id).remove(id).is_some(),
         }
     }
 
     /// Forgets every id.
     pub fn clear(&mut self) {
         match &mut self.0 {
-            Inner::Ids(ids) => ids.clear(),
-            Inner::Sites { sites, .. } => sites.clear(),
+            Inner::Ids(ids) => *ids = Sharded::new(),
+            Inner::Sites { sites, .. } => *sites = Sharded::new(),
         }
     }
 
     /// The ids, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &WorkId> + '_ {
         let (ids, sites) = match &self.0 {
-            Inner::Ids(ids) => (Some(ids.iter()), None),
-            Inner::Sites { sites, .. } => (None, Some(sites.keys())),
+            Inner::Ids(ids) => (Some(ids.iter().map(|(id, _)| id)), None),
+            Inner::Sites { sites, .. } => (None, Some(sites.iter().map(|(id, _)| id))),
         };
         ids.into_iter().flatten().chain(sites.into_iter().flatten())
+    }
+
+    /// The ids in order, sorted a sixteenth of the set at a time.
+    pub fn sorted(&self) -> impl Iterator<Item = WorkId> + '_ {
+        let (ids, sites) = match &self.0 {
+            Inner::Ids(ids) => (Some(ids.sorted()), None),
+            Inner::Sites { sites, .. } => (None, Some(sites.sorted())),
+        };
+        ids.into_iter().flatten().chain(sites.into_iter().flatten())
+    }
+
+    /// Like [`Completed::sites`], but consuming the set, whose tables are
+    /// freed one after another as the iteration goes.
+    pub fn into_sites(self) -> Option<impl Iterator<Item = (WorkId, Completion)>> {
+        match self.0 {
+            Inner::Sites {
+                sites,
+                overflowed: false,
+            } => Some(
+                sites
+                    .shards
+                    .into_iter()
+                    .flat_map(|shard| shard.into_iter().map(|(id, s)| (id, s.unpack()))),
+            ),
+            _ => None,
+        }
     }
 
     /// Where each completed id's records are, when they were tracked
@@ -320,13 +415,13 @@ impl Replay {
 
     /// An empty replay with room for `active` leases and `completed` ids.
     pub fn with_capacity(active: usize, completed: usize) -> Replay {
-        let mut ids = HashSet::default();
+        let mut ids = Completed::default();
         ids.reserve(completed);
         let mut leases = HashMap::default();
         leases.reserve(active);
         Replay {
             active: leases,
-            completed: Completed(Inner::Ids(ids)),
+            completed: ids,
             events: 0,
         }
     }
@@ -363,9 +458,7 @@ impl Replay {
 
     /// Completed ids in id order.
     pub fn completed_sorted(&self) -> Vec<WorkId> {
-        let mut v: Vec<_> = self.completed.iter().copied().collect();
-        v.sort_unstable();
-        v
+        self.completed.sorted().collect()
     }
 }
 
@@ -441,6 +534,35 @@ mod tests {
         assert_eq!(xor, [u64::MAX - 1, u64::MAX, u64::MAX, u64::MAX]);
         let (sum, _) = set_sums([&id(0, 1), &id(0, 2)].into_iter());
         assert_eq!(sum, [0, 0, 0, 3 << 56]);
+    }
+
+    #[test]
+    fn completed_ids_come_out_sorted() {
+        let mut c = Completed::tracking_sites();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut all = Vec::new();
+        for _ in 0..5000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut b = [0u8; 32];
+            b[..8].copy_from_slice(&x.to_be_bytes());
+            b[31] = x as u8;
+            all.push(WorkId(b));
+        }
+        let site = Completion {
+            lease_offset: 0,
+            done_offset: 0,
+            lease_verbatim: false,
+            done_verbatim: false,
+        };
+        for id in &all {
+            c.insert(*id, &site);
+        }
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(c.sorted().collect::<Vec<_>>(), all);
+        assert_eq!(c.len(), all.len());
     }
 
     #[test]
