@@ -117,7 +117,7 @@ impl<'a> Cursor<'a> {
         loop {
             let key = self.plain_key()?;
             // Sorted strictly: also rules out duplicates.
-            if previous.is_some_and(|p| p >= key) {
+            if previous.is_some_and(|p| !sorts_before(p, key)) {
                 return None;
             }
             previous = Some(key);
@@ -246,6 +246,18 @@ fn specials(word: u64) -> u64 {
         | zero_bytes(word ^ (ONES * u64::from(b'"')))
         | zero_bytes(word ^ (ONES * u64::from(b'\\')))
         | zero_bytes(word ^ (ONES * 0x7F))
+}
+
+/// Whether `a` sorts strictly before `b`, byte by byte; member names are
+/// short and usually differ in their first byte, where this stops.
+#[inline]
+fn sorts_before(a: &[u8], b: &[u8]) -> bool {
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x < y;
+        }
+    }
+    a.len() < b.len()
 }
 
 /// Printable ASCII other than `"` and `\`: what a canonical string holds
@@ -455,6 +467,16 @@ mod tests {
             fast * 2 > total,
             "most upstream lines are canonical: {fast}/{total}"
         );
+    }
+
+    #[test]
+    fn sorts_before_is_slice_order() {
+        let keys: [&[u8]; 7] = [b"", b"a", b"ab", b"b", b"ba", b"path", b"paths"];
+        for a in keys {
+            for b in keys {
+                assert_eq!(sorts_before(a, b), a < b, "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

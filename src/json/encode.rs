@@ -245,54 +245,91 @@ pub fn is_float_repr(text: &str, f: f64) -> bool {
 
 /// The value of `text` when `text` is Python's `repr` of it (finite), else
 /// `None`. Most times and payload floats are short fixed-notation decimals,
-/// which are checked by their digits alone ([`is_short_fixed_repr`]).
+/// which are checked, and usually valued, by their digits alone
+/// ([`short_fixed_repr`]).
 pub fn float_repr_value(text: &str) -> Option<f64> {
+    if let Some(short) = short_fixed_repr(text) {
+        return short.value().or_else(|| text.parse().ok());
+    }
     let value: f64 = text.parse().ok()?;
-    (value.is_finite() && (is_short_fixed_repr(text) || is_float_repr(text, value)))
-        .then_some(value)
+    (value.is_finite() && is_float_repr(text, value)).then_some(value)
 }
 
-/// Whether `text` is a decimal that Python's `repr` writes as itself, judged
-/// from its digits: fixed notation (`[-]I.F`, no leading zero in `I`, no
-/// trailing zero in `F` unless `F` is a lone `0` after a non-zero `I`), at
-/// most 15 significant digits, and a magnitude in [1e-4, 1e16) (where
-/// `repr` uses fixed notation). A decimal of at most 15 significant digits
-/// (`DBL_DIG`) is the only such decimal that rounds to its double, so it is
-/// the shortest, and `repr` writes exactly its digits. Returns `false` for
-/// anything else, which the caller checks the slow way.
-fn is_short_fixed_repr(text: &str) -> bool {
+/// A decimal in the form [`short_fixed_repr`] accepts, as its digits read
+/// as one integer and the number of them after the point.
+struct ShortFixed {
+    negative: bool,
+    /// All the digits as an integer (`None` beyond `u64`).
+    digits: Option<u64>,
+    /// Digits after the point.
+    scale: usize,
+}
+
+impl ShortFixed {
+    /// The value, when one correctly rounded division gives it: the digits
+    /// and the power of ten are both exact doubles (at most 2^53 and at
+    /// most 10^22), as in Clinger's fast path.
+    fn value(&self) -> Option<f64> {
+        const POW10: [f64; 23] = [
+            1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+        ];
+        let digits = self.digits.filter(|&d| d <= 1 << 53)?;
+        let value = digits as f64 / POW10.get(self.scale)?;
+        Some(if self.negative { -value } else { value })
+    }
+}
+
+/// Recognises a decimal that Python's `repr` writes as itself, from its
+/// digits: fixed notation (`[-]I.F`, no leading zero in `I`, no trailing
+/// zero in `F` unless `F` is a lone `0` after a non-zero `I`), at most 15
+/// significant digits, and a magnitude in [1e-4, 1e16) (where `repr` uses
+/// fixed notation). A decimal of at most 15 significant digits (`DBL_DIG`)
+/// is the only such decimal that rounds to its double, so it is the
+/// shortest, and `repr` writes exactly its digits. `None` for anything
+/// else, which the caller checks the slow way.
+fn short_fixed_repr(text: &str) -> Option<ShortFixed> {
     let b = text.as_bytes();
-    let b = b.strip_prefix(b"-").unwrap_or(b);
-    let Some(dot) = b.iter().position(|&c| c == b'.') else {
-        return false;
-    };
+    let negative = b.first() == Some(&b'-');
+    let b = if negative { &b[1..] } else { b };
+    let dot = b.iter().position(|&c| c == b'.')?;
     let (int, frac) = (&b[..dot], &b[dot + 1..]);
     if int.is_empty()
         || frac.is_empty()
         || !int.iter().chain(frac).all(u8::is_ascii_digit)
         || (int.len() > 1 && int[0] == b'0')
     {
-        return false;
+        return None;
     }
     let significant = if int != b"0" {
         if int.len() > 16 {
-            return false;
+            return None;
         }
         if frac == b"0" {
             int.len() - int.iter().rev().take_while(|&&c| c == b'0').count()
         } else if frac.ends_with(b"0") {
-            return false;
+            return None;
         } else {
             int.len() + frac.len()
         }
     } else {
         let zeros = frac.iter().take_while(|&&c| c == b'0').count();
         if zeros == frac.len() || zeros > 3 || frac.ends_with(b"0") {
-            return false;
+            return None;
         }
         frac.len() - zeros
     };
-    (1..=15).contains(&significant)
+    if !(1..=15).contains(&significant) {
+        return None;
+    }
+    let digits = int.iter().chain(frac).try_fold(0u64, |acc, &d| {
+        acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    });
+    Some(ShortFixed {
+        negative,
+        digits,
+        scale: frac.len(),
+    })
 }
 
 /// Python's `repr(float)` for any value, with JSON's spellings of the
@@ -498,14 +535,20 @@ mod tests {
             let text = format!("{sign}{int}.{frac}");
             let value: f64 = text.parse().unwrap();
             let exact = value.is_finite() && float_repr(value) == text;
-            let short = is_short_fixed_repr(&text);
+            let short = short_fixed_repr(&text).is_some();
             assert!(
                 !short || exact,
                 "{text} accepted but repr is {}",
                 float_repr(value)
             );
             accepted += usize::from(short);
-            assert_eq!(float_repr_value(&text).is_some(), exact, "{text}");
+            match float_repr_value(&text) {
+                Some(v) => {
+                    assert!(exact, "{text}");
+                    assert_eq!(v.to_bits(), value.to_bits(), "{text}");
+                }
+                None => assert!(!exact, "{text}"),
+            }
         }
         assert!(
             accepted > 10_000,
@@ -518,7 +561,7 @@ mod tests {
             "0.5",
             "9999999999999990.0",
         ] {
-            assert!(is_short_fixed_repr(text), "{text}");
+            assert!(short_fixed_repr(text).is_some(), "{text}");
         }
         for text in [
             "0.00001",
@@ -528,7 +571,7 @@ mod tests {
             "1e-05",
             "10000000000000000.0",
         ] {
-            assert!(!is_short_fixed_repr(text), "{text}");
+            assert!(short_fixed_repr(text).is_none(), "{text}");
         }
     }
 
