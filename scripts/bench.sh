@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Benchmarks leasejournal against `wc -l` on generated journals of 64 MiB,
 # 256 MiB and 1 GiB with a warm page cache: wall time (best of RUNS), the
-# ratio to `wc -l`, and peak RSS (from /usr/bin/time).
+# ratio to `wc -l`, and peak RSS (from /usr/bin/time). `verify` also runs on
+# one thread (RAYON_NUM_THREADS=1) to show what the extra cores give.
 #
 # Usage: scripts/bench.sh [DIR] [SIZES_MIB...]
-#   DIR defaults to a new temporary directory (needs about 3 GiB free);
-#   generated journals are kept there and reused. RUNS=3 by default.
+#   DIR defaults to a new temporary directory (needs about 3 GiB free, plus
+#   room for one compacted copy); generated journals are kept there and
+#   reused. RUNS=3 by default. The ratios are what to compare between
+#   machines: on a shared virtual machine the absolute times drift by ±20 %
+#   from minute to minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
@@ -31,6 +35,7 @@ measure() {
     read -r m <"$DIR/.time"
     if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; rss=$m; fi
   done
+  rm -f "$DIR/compacted.jsonl"
   echo "$best $rss"
 }
 
@@ -47,6 +52,8 @@ for mib in "${SIZES[@]}"; do
   }
   printf '| %s MiB | wc -l | %.3f | 1.0 | %d |\n' "$mib" "$wc_t" $((wc_m / 1024))
   row "leasejournal verify" "$BIN" verify --quiet "$file"
+  row "leasejournal verify (one thread)" env RAYON_NUM_THREADS=1 "$BIN" verify --quiet "$file"
   row "leasejournal inspect" "$BIN" inspect "$file"
+  row "leasejournal inspect --format json" "$BIN" inspect --format json "$file"
   row "leasejournal compact --output" "$BIN" compact --output "$DIR/compacted.jsonl" "$file"
 done

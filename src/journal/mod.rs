@@ -246,7 +246,7 @@ impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions {
             parallel: true,
-            block_size: 2 << 20,
+            block_size: 1 << 20,
         }
     }
 }
