@@ -5,9 +5,10 @@
 
 use crate::compact;
 use crate::journal::{
-    self, LineEvent, LineReader, Observer, Replay, ScanOptions, classify_fast, classify_general,
+    self, Clock, LineEvent, LineReader, Observer, Replay, ScanOptions, WorkId, classify_fast,
+    classify_general, encode,
 };
-use crate::json::{self, Mode, NonFinite, Value};
+use crate::json::{self, Mode, NonFinite, PyInt, Value};
 use crate::plan::check_replay;
 use crate::snapshot;
 
@@ -61,7 +62,11 @@ pub fn check_json(data: &[u8]) {
 
 /// For any value the journal parser accepts and that is finite, the
 /// canonical encoding parses back (in journal mode) to the same value and
-/// re-encodes to the same bytes; non-finite values are refused.
+/// re-encodes to the same bytes; non-finite values are refused. A finite
+/// float's encoding is recognised as its own repr, with its exact value,
+/// and an object's encoding, as the payload of a lease line in upstream's
+/// form, is classified the same by the fast path (when it takes the line)
+/// and the general one.
 pub fn check_canonical(data: &[u8]) {
     let text = text(data);
     let Ok(parsed) = json::parse(&text, Mode::Journal) else {
@@ -80,6 +85,31 @@ pub fn check_canonical(data: &[u8]) {
         json::to_canonical(&again.value, NonFinite::Refuse).expect("finite"),
         bytes
     );
+    match &parsed.value {
+        Value::Float(f) => {
+            let value =
+                json::float_repr_value(encoded.as_bytes()).expect("a float's repr is recognised");
+            assert_eq!(value.to_bits(), f.to_bits(), "repr value of {encoded}");
+        }
+        Value::Object(_) => {
+            for id in [WorkId::of_canonical(&bytes), WorkId([0xAB; 32])] {
+                let mut line = encode::lease_line(
+                    &id,
+                    &PyInt::Small(3),
+                    1_754_550_000.013_7,
+                    &PyInt::Small(1),
+                    Clock::Unix,
+                    &bytes,
+                );
+                line.pop();
+                let general = classify_general(&line);
+                if let Some(fast) = classify_fast(&line) {
+                    assert_eq!(fast.detached(&line), general, "fast path disagrees");
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 #[derive(Default)]

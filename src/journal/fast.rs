@@ -84,8 +84,8 @@ impl<'a> Cursor<'a> {
         while let Some(b'0'..=b'9' | b'.' | b'e' | b'+' | b'-') = self.peek() {
             self.pos += 1;
         }
-        let text = std::str::from_utf8(&self.s[start..self.pos]).ok()?;
-        if text.starts_with('-') {
+        let text = &self.s[start..self.pos];
+        if text.starts_with(b"-") {
             return None;
         }
         float_repr_value(text)
@@ -219,8 +219,7 @@ impl<'a> Cursor<'a> {
             while let Some(b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') = self.peek() {
                 self.pos += 1;
             }
-            let text = std::str::from_utf8(&self.s[start..self.pos]).ok()?;
-            return float_repr_value(text).map(|_| ());
+            return float_repr_value(&self.s[start..self.pos]).map(|_| ());
         }
         let negative = int_start > start;
         if (negative && &self.s[int_start..self.pos] == b"0") || int_digits > 4300 {

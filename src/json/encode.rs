@@ -247,10 +247,13 @@ pub fn is_float_repr(text: &str, f: f64) -> bool {
 /// `None`. Most times and payload floats are short fixed-notation decimals,
 /// which are checked, and usually valued, by their digits alone
 /// ([`short_fixed_repr`]).
-pub fn float_repr_value(text: &str) -> Option<f64> {
+pub fn float_repr_value(text: &[u8]) -> Option<f64> {
     if let Some(short) = short_fixed_repr(text) {
-        return short.value().or_else(|| text.parse().ok());
+        return short
+            .value()
+            .or_else(|| std::str::from_utf8(text).ok()?.parse().ok());
     }
+    let text = std::str::from_utf8(text).ok()?;
     let value: f64 = text.parse().ok()?;
     (value.is_finite() && is_float_repr(text, value)).then_some(value)
 }
@@ -288,17 +291,27 @@ impl ShortFixed {
 /// is the only such decimal that rounds to its double, so it is the
 /// shortest, and `repr` writes exactly its digits. `None` for anything
 /// else, which the caller checks the slow way.
-fn short_fixed_repr(text: &str) -> Option<ShortFixed> {
-    let b = text.as_bytes();
-    let negative = b.first() == Some(&b'-');
-    let b = if negative { &b[1..] } else { b };
-    let dot = b.iter().position(|&c| c == b'.')?;
+fn short_fixed_repr(text: &[u8]) -> Option<ShortFixed> {
+    let negative = text.first() == Some(&b'-');
+    let b = if negative { &text[1..] } else { text };
+    // One pass: every byte a digit but one point, and the digits as an
+    // integer (`None` once they overflow).
+    let mut dot = None;
+    let mut digits = Some(0u64);
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => {
+                digits = digits
+                    .and_then(|d| d.checked_mul(10))
+                    .and_then(|d| d.checked_add(u64::from(c - b'0')));
+            }
+            b'.' if dot.is_none() => dot = Some(i),
+            _ => return None,
+        }
+    }
+    let dot = dot?;
     let (int, frac) = (&b[..dot], &b[dot + 1..]);
-    if int.is_empty()
-        || frac.is_empty()
-        || !int.iter().chain(frac).all(u8::is_ascii_digit)
-        || (int.len() > 1 && int[0] == b'0')
-    {
+    if int.is_empty() || frac.is_empty() || (int.len() > 1 && int[0] == b'0') {
         return None;
     }
     let significant = if int != b"0" {
@@ -319,13 +332,7 @@ fn short_fixed_repr(text: &str) -> Option<ShortFixed> {
         }
         frac.len() - zeros
     };
-    if !(1..=15).contains(&significant) {
-        return None;
-    }
-    let digits = int.iter().chain(frac).try_fold(0u64, |acc, &d| {
-        acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-    });
-    Some(ShortFixed {
+    (1..=15).contains(&significant).then_some(ShortFixed {
         negative,
         digits,
         scale: frac.len(),
@@ -535,14 +542,14 @@ mod tests {
             let text = format!("{sign}{int}.{frac}");
             let value: f64 = text.parse().unwrap();
             let exact = value.is_finite() && float_repr(value) == text;
-            let short = short_fixed_repr(&text).is_some();
+            let short = short_fixed_repr(text.as_bytes()).is_some();
             assert!(
                 !short || exact,
                 "{text} accepted but repr is {}",
                 float_repr(value)
             );
             accepted += usize::from(short);
-            match float_repr_value(&text) {
+            match float_repr_value(text.as_bytes()) {
                 Some(v) => {
                     assert!(exact, "{text}");
                     assert_eq!(v.to_bits(), value.to_bits(), "{text}");
@@ -561,7 +568,7 @@ mod tests {
             "0.5",
             "9999999999999990.0",
         ] {
-            assert!(short_fixed_repr(text).is_some(), "{text}");
+            assert!(short_fixed_repr(text.as_bytes()).is_some(), "{text}");
         }
         for text in [
             "0.00001",
@@ -571,7 +578,7 @@ mod tests {
             "1e-05",
             "10000000000000000.0",
         ] {
-            assert!(short_fixed_repr(text).is_none(), "{text}");
+            assert!(short_fixed_repr(text.as_bytes()).is_none(), "{text}");
         }
     }
 
