@@ -10,7 +10,8 @@ use std::io::{self, Read, Write};
 use serde::Serialize;
 
 use crate::journal::{
-    self, Active, Clock, ClockMarker, LineKind, LineReader, Op, Replay, Scan, WorkId, encode,
+    self, Active, Clock, ClockMarker, LineKind, LineReader, Op, Replay, Scan, Terminator, WorkId,
+    encode,
 };
 use crate::plan::StateView;
 
@@ -130,8 +131,12 @@ pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Res
             };
             let verbatim = kept & VERBATIM != 0;
             if verbatim {
-                out.write_all(line.content)?;
-                out.write_all(b"\n")?;
+                if line.terminator == Terminator::Lf {
+                    out.write_all(line.raw)?;
+                } else {
+                    out.write_all(line.content)?;
+                    out.write_all(b"\n")?;
+                }
                 if wanted.peek().is_none() {
                     break;
                 }
