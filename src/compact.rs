@@ -95,7 +95,7 @@ pub fn plan(replay: Replay, lines: u64, bytes: u64, drop_completed: bool) -> Res
     // The result holds the same active leases and, unless they are dropped,
     // the same completed ids.
     let after = if drop_completed {
-        StateView::of_parts(leases.iter().map(|(id, a)| (id, a)), std::iter::empty())
+        StateView::of_active(leases.iter().map(|(id, a)| (id, a)))
     } else {
         before.clone()
     };

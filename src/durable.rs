@@ -421,6 +421,8 @@ pub fn replace(
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&temp)
         .map_err(io_err(&temp, "create the temporary file"))?;
+    // Removes the temporary file if anything below fails or panics.
+    let mut guard = RemoveOnDrop(Some(temp.clone()));
     let result = (|| {
         if let Some(m) = like {
             // Keep the original's owner; only root can give a file away, and
@@ -448,12 +450,18 @@ pub fn replace(
         // The re-read check runs while the data goes to disk; nothing is
         // published until both have finished.
         let (synced, checked) = std::thread::scope(|scope| {
-            let sync = scope.spawn(|| file.sync_all());
-            let checked = check(&mut reread);
-            let synced = sync
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the fsync thread failed")));
-            (synced, checked)
+            let file = &file;
+            match std::thread::Builder::new().spawn_scoped(scope, move || file.sync_all()) {
+                Ok(sync) => {
+                    let checked = check(&mut reread);
+                    let synced = sync
+                        .join()
+                        .unwrap_or_else(|_| Err(io::Error::other("the fsync thread failed")));
+                    (synced, checked)
+                }
+                // No thread to spare: one after the other.
+                Err(_) => (file.sync_all(), check(&mut reread)),
+            }
         });
         synced.map_err(io_err(&temp, "fsync the temporary file"))?;
         let publish = checked.map_err(|detail| WriteError::Verify {
@@ -475,10 +483,22 @@ pub fn replace(
         sync_dir(parent(target))?;
         Ok(Publish::Yes)
     })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
+    if result.is_ok() {
+        // Renamed over the target, or already removed.
+        guard.0 = None;
     }
     result
+}
+
+/// Removes a file when dropped, unless its path was taken out.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(path) = &self.0 {
+            let _ = fs::remove_file(path);
+        }
+    }
 }
 
 /// What the check of a finished temporary file decides.
@@ -546,4 +566,68 @@ pub fn append(target: &Path, seal: Seal, bytes: &[u8]) -> Result<(), WriteError>
     }
     file.sync_all()
         .map_err(io_err(target, "fsync after appending"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_panicking_check_leaves_the_target_and_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("journal.jsonl");
+        fs::write(&target, b"before\n").unwrap();
+        let outcome = std::panic::catch_unwind(|| {
+            let _ = replace(
+                &target,
+                None,
+                false,
+                |out| out.write_all(b"after\n"),
+                |_| panic!("a bug in the check"),
+            );
+        });
+        assert!(outcome.is_err());
+        assert_eq!(fs::read(&target).unwrap(), b"before\n");
+        assert_eq!(entries(dir.path()), ["journal.jsonl"]);
+    }
+
+    #[test]
+    fn a_refused_check_leaves_no_temporary_file_and_an_accepted_one_publishes() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("journal.jsonl");
+        fs::write(&target, b"before\n").unwrap();
+        let refused = replace(
+            &target,
+            None,
+            false,
+            |out| out.write_all(b"after\n"),
+            |_| Err("no".into()),
+        );
+        assert!(matches!(refused, Err(WriteError::Verify { .. })));
+        assert_eq!(entries(dir.path()), ["journal.jsonl"]);
+        let published = replace(
+            &target,
+            None,
+            false,
+            |out| out.write_all(b"after\n"),
+            |f| {
+                let mut s = String::new();
+                io::Read::read_to_string(f, &mut s).map_err(|e| e.to_string())?;
+                assert_eq!(s, "after\n", "the check reads what was written");
+                Ok(Publish::Yes)
+            },
+        );
+        assert!(matches!(published, Ok(Publish::Yes)));
+        assert_eq!(fs::read(&target).unwrap(), b"after\n");
+        assert_eq!(entries(dir.path()), ["journal.jsonl"]);
+    }
 }

@@ -264,7 +264,10 @@ impl Payload {
     /// The canonical bytes, given the line the record was classified from.
     pub fn bytes<'a>(&'a self, line: &'a [u8]) -> &'a [u8] {
         match self {
-            Payload::InLine { start, end } => line.get(*start..*end).unwrap_or_default(),
+            Payload::InLine { start, end } => {
+                debug_assert!(*end <= line.len(), "a payload read from another line");
+                line.get(*start..*end).unwrap_or_default()
+            }
             Payload::Encoded(bytes) => bytes,
         }
     }

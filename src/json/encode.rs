@@ -548,6 +548,13 @@ mod tests {
                 "{text} accepted but repr is {}",
                 float_repr(value)
             );
+            let significant = text.replace(['-', '.'], "");
+            let significant = significant.trim_matches('0').len();
+            assert_eq!(
+                short,
+                exact && (1..=15).contains(&significant),
+                "{text}: a fixed-notation repr of 1 to 15 digits is recognised, nothing else"
+            );
             accepted += usize::from(short);
             match float_repr_value(text.as_bytes()) {
                 Some(v) => {
