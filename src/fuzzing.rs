@@ -66,7 +66,8 @@ pub fn check_json(data: &[u8]) {
 /// float's encoding is recognised as its own repr, with its exact value,
 /// and an object's encoding, as the payload of a lease line in upstream's
 /// form, is classified the same by the fast path (when it takes the line)
-/// and the general one.
+/// and the general one, and read for its `path` and `continuation` as a full
+/// parse reads them.
 pub fn check_canonical(data: &[u8]) {
     let text = text(data);
     let Ok(parsed) = json::parse(&text, Mode::Journal) else {
@@ -91,7 +92,17 @@ pub fn check_canonical(data: &[u8]) {
                 json::float_repr_value(encoded.as_bytes()).expect("a float's repr is recognised");
             assert_eq!(value.to_bits(), f.to_bits(), "repr value of {encoded}");
         }
-        Value::Object(_) => {
+        Value::Object(obj) => {
+            let path = match obj.get("path") {
+                Some(Value::Str(s)) => Some(s.to_string_lossy()),
+                _ => None,
+            };
+            let continuation = matches!(obj.get("continuation"), Some(v) if *v != Value::Null);
+            assert_eq!(
+                crate::plan::payload_facts(&bytes),
+                (path, continuation),
+                "payload facts of {encoded}"
+            );
             for id in [WorkId::of_canonical(&bytes), WorkId([0xAB; 32])] {
                 let mut line = encode::lease_line(
                     &id,

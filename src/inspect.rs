@@ -12,7 +12,7 @@ use crate::journal::{
     self, Classified, Clock, ClockMarker, Completed, Effect, IgnoreReason, LineEvent, LineKind,
     Observer, Op, Record, Summary, WorkId,
 };
-use crate::json::{self, Mode, PyInt, Value};
+use crate::json::{self, PyInt};
 use crate::snapshot::{self, RestoreChanges, TaskLease};
 use crate::statedir::{MasterLock, TempFile};
 
@@ -291,12 +291,7 @@ pub fn describe_ignored(classified: &Classified) -> Option<String> {
 
 /// The payload's `path` member, when it is a string.
 fn payload_path(payload: &[u8]) -> Option<String> {
-    let text = std::str::from_utf8(payload).ok()?;
-    let parsed = json::parse(text, Mode::Journal).ok()?;
-    match parsed.value.as_object()?.get("path")? {
-        Value::Str(s) => Some(s.to_string_lossy()),
-        _ => None,
-    }
+    crate::plan::payload_facts(payload).0
 }
 
 /// The completed ids of a report, listed in order as they are serialised,

@@ -135,6 +135,17 @@ pub fn reclaims(
 
 /// The payload's `path` and whether it has a non-null `continuation`.
 pub fn payload_facts(payload: &[u8]) -> (Option<String>, bool) {
+    // A canonical payload (what the replay keeps) is read without building
+    // its values; anything else is parsed.
+    if let (Some(path), Some(continuation)) = (
+        journal::payload_member(payload, b"path"),
+        journal::payload_member(payload, b"continuation"),
+    ) {
+        return (
+            path.and_then(json_string),
+            continuation.is_some_and(|raw| raw != b"null"),
+        );
+    }
     let Some(obj) = std::str::from_utf8(payload)
         .ok()
         .and_then(|t| json::parse(t, json::Mode::Journal).ok())
@@ -151,6 +162,23 @@ pub fn payload_facts(payload: &[u8]) -> (Option<String>, bool) {
     };
     let continuation = matches!(obj.get("continuation"), Some(v) if *v != Value::Null);
     (path, continuation)
+}
+
+/// The text of a JSON string value given as its raw bytes; `None` for any
+/// other value.
+fn json_string(raw: &[u8]) -> Option<String> {
+    match raw {
+        [b'"', inner @ .., b'"'] if !inner.contains(&b'\\') => {
+            Some(String::from_utf8_lossy(inner).into_owned())
+        }
+        _ => match json::parse(std::str::from_utf8(raw).ok()?, json::Mode::Journal)
+            .ok()?
+            .value
+        {
+            Value::Str(s) => Some(s.to_string_lossy()),
+            _ => None,
+        },
+    }
 }
 
 /// How a run writes.
@@ -197,4 +225,74 @@ pub struct Report<P: Serialize> {
     pub mode: Mode,
     /// Per file, in the order they were handled.
     pub files: Vec<Outcome<P>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The facts from a full parse, as the fallback computes them.
+    fn parsed_facts(payload: &str) -> (Option<String>, bool) {
+        let value = json::parse(payload, json::Mode::Journal).unwrap().value;
+        let obj = value.as_object().unwrap();
+        let path = match obj.get("path") {
+            Some(Value::Str(s)) => Some(s.to_string_lossy()),
+            _ => None,
+        };
+        (
+            path,
+            matches!(obj.get("continuation"), Some(v) if *v != Value::Null),
+        )
+    }
+
+    #[test]
+    fn payload_facts_read_canonical_payloads_like_a_full_parse() {
+        for payload in [
+            r#"{}"#,
+            r#"{"path":"/afl/queue/id:000001"}"#,
+            r#"{"continuation":null,"path":"/q/a"}"#,
+            r#"{"continuation":{"k":[1,2]},"path":"/q/b"}"#,
+            r#"{"continuation":0,"path":"/q/c"}"#,
+            r#"{"continuation":false,"path":"/q/c"}"#,
+            r#"{"path":"caf\u00e9\n\"\\"}"#,
+            r#"{"path":"\ud800"}"#,
+            r#"{"path":7}"#,
+            r#"{"path":null}"#,
+            r#"{"a":{"path":"nested"},"b":[{"continuation":1}]}"#,
+            r#"{"a":{"path":"nested"},"path":"top"}"#,
+        ] {
+            let fast = (
+                journal::payload_member(payload.as_bytes(), b"path"),
+                journal::payload_member(payload.as_bytes(), b"continuation"),
+            );
+            assert!(
+                fast.0.is_some() && fast.1.is_some(),
+                "{payload} is canonical"
+            );
+            assert_eq!(
+                payload_facts(payload.as_bytes()),
+                parsed_facts(payload),
+                "{payload}"
+            );
+        }
+        // Not canonical: parsed in full, same answer.
+        for payload in [
+            r#"{ "path": "/q/x" }"#,
+            r#"{"path":"/q/y","continuation":[]}"#,
+            r#"{"p\u0061th":"/q/z"}"#,
+        ] {
+            assert_eq!(
+                journal::payload_member(payload.as_bytes(), b"path"),
+                None,
+                "{payload}"
+            );
+            assert_eq!(
+                payload_facts(payload.as_bytes()),
+                parsed_facts(payload),
+                "{payload}"
+            );
+        }
+        assert_eq!(payload_facts(b"[1]"), (None, false));
+        assert_eq!(payload_facts(b"{\"path\":"), (None, false));
+    }
 }

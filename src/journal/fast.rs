@@ -321,6 +321,44 @@ fn marker(clock: Option<Clock>) -> ClockMarker {
     }
 }
 
+/// The raw bytes of the top-level member `name` of a canonical object (a
+/// lease's payload, as the replay keeps it): `Some(Some(value))`, or
+/// `Some(None)` when the object has no such member; `None` when the bytes
+/// are not in the form the fast path reads, and the caller must parse them.
+pub fn payload_member<'a>(object: &'a [u8], name: &[u8]) -> Option<Option<&'a [u8]>> {
+    let mut c = Cursor { s: object, pos: 0 };
+    if c.peek()? != b'{' {
+        return None;
+    }
+    c.pos += 1;
+    if c.eat(b"}").is_some() {
+        return (c.pos == object.len()).then_some(None);
+    }
+    let mut found = None;
+    let mut previous: Option<&[u8]> = None;
+    loop {
+        let key = c.plain_key()?;
+        if previous.is_some_and(|p| !sorts_before(p, key)) {
+            return None;
+        }
+        previous = Some(key);
+        c.eat(b":")?;
+        let start = c.pos;
+        c.value(PAYLOAD_DEPTH)?;
+        if key == name {
+            found = Some(&object[start..c.pos]);
+        }
+        match c.peek()? {
+            b',' => c.pos += 1,
+            b'}' => {
+                c.pos += 1;
+                return (c.pos == object.len()).then_some(found);
+            }
+            _ => return None,
+        }
+    }
+}
+
 /// Classifies a line in upstream's exact form, or returns `None`.
 pub fn classify(line: &[u8]) -> Option<Classified> {
     let kind = if line.starts_with(b"{\"attempts\":") {

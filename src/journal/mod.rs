@@ -9,6 +9,8 @@
 
 pub mod encode;
 mod fast;
+
+pub use fast::payload_member;
 mod lines;
 mod record;
 mod replay;

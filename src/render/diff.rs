@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use serde_json::Value as Json;
 
-use super::{Styles, count, duration, table, utc};
+use super::{Styles, count, duration, printable, table, utc};
 use crate::diff::{Bytes, Change, ChangeKind, DiffReport, Summary, TailKind};
 use crate::journal::Clock;
 
@@ -173,11 +173,11 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
                     t.add_row(vec![
                         rec.line.to_string(),
                         rec.offset.to_string(),
-                        rec.op.clone(),
+                        printable(&rec.op).into_owned(),
                         rec.id
                             .as_deref()
                             .map_or("-".into(), |i| i[..12].to_string()),
-                        rec.effect.clone(),
+                        printable(&rec.effect).into_owned(),
                     ]);
                 }
                 writeln!(out, "{t}")?;

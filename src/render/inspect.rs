@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{Styles, age, count, duration, table, utc};
+use super::{Styles, age, count, duration, printable, table, utc};
 use crate::inspect::{DirectoryReport, FileReport, JournalReport, SnapshotReport};
 use crate::journal::{Clock, ClockMarker, IgnoreReason, TailState};
 
@@ -155,7 +155,9 @@ pub fn journal(out: &mut dyn Write, r: &JournalReport, now: f64, s: &Styles) -> 
                 age_text,
                 a.attempts.to_string(),
                 a.line.to_string(),
-                a.path.clone().unwrap_or_else(|| "-".into()),
+                a.path
+                    .as_deref()
+                    .map_or("-".into(), |p| printable(p).into_owned()),
             ]);
         }
         writeln!(out, "{t}")?;
@@ -173,7 +175,7 @@ pub fn journal(out: &mut dyn Write, r: &JournalReport, now: f64, s: &Styles) -> 
                     short(&h.id),
                     h.line.to_string(),
                     h.offset.to_string(),
-                    h.op.clone(),
+                    printable(&h.op).into_owned(),
                     match (h.time, h.clock) {
                         (Some(t), ClockMarker::Unix) => utc(t),
                         (Some(t), _) => format!("monotonic {}", crate::json::float_repr(t)),
@@ -183,7 +185,7 @@ pub fn journal(out: &mut dyn Write, r: &JournalReport, now: f64, s: &Styles) -> 
                         .as_ref()
                         .map(|w| w.to_string())
                         .unwrap_or_else(|| "-".into()),
-                    h.effect.clone(),
+                    printable(&h.effect).into_owned(),
                 ]);
             }
             writeln!(out, "{t}")?;

@@ -4,17 +4,18 @@
 
 mod diff;
 mod inspect;
+mod table;
 mod verify;
 mod write;
 
 pub use diff::diff;
 pub use inspect::{directory, journal, snapshot};
+pub use table::{Table, printable};
 pub use verify::{catalog, explain, verify};
 pub use write::{compact, migrate, recover};
 
 use std::io::{self, Write};
 
-use comfy_table::{ContentArrangement, Table, presets};
 use owo_colors::OwoColorize;
 use serde::Serialize;
 
@@ -93,14 +94,9 @@ pub fn json<T: Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
     writeln!(out)
 }
 
-/// A table in the project's one style.
+/// A table in the project's one style, with a bold header.
 pub fn table(header: &[&str], styles: &Styles) -> Table {
-    let mut table = Table::new();
-    table
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header.iter().map(|h| styles.bold(h)));
-    table
+    Table::new(header.iter().map(|h| styles.bold(h)).collect())
 }
 
 /// A Unix time as `YYYY-MM-DD HH:MM:SS UTC`, or the raw number when it is
@@ -112,7 +108,23 @@ pub fn utc(seconds: f64) -> String {
         None
     };
     match stamp {
-        Some(t) => t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        Some(t) => {
+            let d = jiff::tz::Offset::UTC.to_datetime(t);
+            if (1000..=9999).contains(&d.year()) {
+                // Tables print thousands of these: no format string to parse.
+                format!(
+                    "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+                    d.year(),
+                    d.month(),
+                    d.day(),
+                    d.hour(),
+                    d.minute(),
+                    d.second()
+                )
+            } else {
+                t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string()
+            }
+        }
         None => crate::json::float_repr_any(seconds),
     }
 }
@@ -188,6 +200,25 @@ mod tests {
     fn times_and_durations() {
         assert_eq!(utc(1754550000.0), "2025-08-07 07:00:00 UTC");
         assert_eq!(utc(1e300), "1e+300");
+        // The direct formatting equals strftime's wherever it is used.
+        for seconds in [
+            -30_610_224_000.0_f64, // 1000-01-01
+            -1.0,
+            0.0,
+            951_782_400.5, // 2000-02-29
+            1_754_550_000.9,
+            199_999_999_999.0, // year 8307, the last one shown as a date
+            -62_135_596_800.0, // year 1
+            -12_000_000_000.0,
+        ] {
+            let t = jiff::Timestamp::from_second(seconds.floor() as i64).unwrap();
+            let expected = if seconds.abs() < 2.0e11 {
+                t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string()
+            } else {
+                crate::json::float_repr_any(seconds)
+            };
+            assert_eq!(utc(seconds), expected, "{seconds}");
+        }
         assert_eq!(duration(0.4), "0s");
         assert_eq!(duration(3725.0), "1h 2m");
         assert_eq!(duration(90061.0), "1d 1h");

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{Styles, age, count, table};
+use super::{Styles, age, count, printable, table};
 use crate::compact::Measured;
 use crate::journal::Clock;
 use crate::migrate::{Migration, SnapshotPlan};
@@ -95,7 +95,9 @@ fn reclaim_table(out: &mut dyn Write, reclaims: &[Reclaim], s: &Styles) -> io::R
             r.age_seconds.map(age).unwrap_or_else(|| "unknown".into()),
             r.attempts.to_string(),
             r.line.to_string(),
-            r.path.clone().unwrap_or_else(|| "-".into()),
+            r.path
+                .as_deref()
+                .map_or("-".into(), |p| printable(p).into_owned()),
             resume,
         ]);
     }

@@ -385,3 +385,63 @@ fn a_held_master_lock_is_seen_through_proc_locks() {
     // SAFETY: a valid descriptor.
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_UN) }, 0);
 }
+
+#[test]
+fn tables_align_in_colour_and_show_control_characters_escaped() {
+    use leasejournal::journal::{Clock, WorkId, encode::lease_line};
+    use leasejournal::json::PyInt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".work_leases.jsonl");
+    let mut journal = Vec::new();
+    for (payload, clock, time) in [
+        // A path holding a newline and a colour code.
+        (
+            r#"{"path":"evil\n\u001b[31mred"}"#,
+            Clock::Unix,
+            1_754_550_000.0,
+        ),
+        (r#"{"path":"/afl/queue/id:000001"}"#, Clock::Legacy, 123.5),
+    ] {
+        let id = WorkId::of_canonical(payload.as_bytes());
+        journal.extend(lease_line(
+            &id,
+            &PyInt::Small(2),
+            time,
+            &PyInt::Small(1),
+            clock,
+            payload.as_bytes(),
+        ));
+    }
+    fs::write(&path, &journal).unwrap();
+    let out = lj()
+        .args(["inspect", "--color", "always", "--now", NOW])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(r"evil\n\u{1b}[31mred"), "{text}");
+    assert!(
+        !text.contains("\u{1b}[31m"),
+        "data never colours the terminal"
+    );
+    // Every line of the table is as wide on screen as the others.
+    let strip = |line: &str| {
+        let mut visible = String::new();
+        let mut rest = line;
+        while let Some(at) = rest.find('\u{1b}') {
+            visible.push_str(&rest[..at]);
+            let end = rest[at..].find('m').unwrap();
+            rest = &rest[at + end + 1..];
+        }
+        visible.push_str(rest);
+        visible.chars().count()
+    };
+    let widths: Vec<usize> = text
+        .lines()
+        .filter(|l| l.starts_with(['┌', '│', '╞', '└']))
+        .map(strip)
+        .collect();
+    assert_eq!(widths.len(), 6, "{text}");
+    assert!(widths.iter().all(|&w| w == widths[0]), "{widths:?}\n{text}");
+}
