@@ -5,6 +5,7 @@
 
 use std::io::{self, Read};
 
+use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -331,9 +332,11 @@ pub fn journal<R: Read + Send>(
     let scan = journal::scan(src, observer)?;
     let replay = scan.replay;
     let id_prefix = options.id_prefix.as_deref().map(str::to_ascii_lowercase);
+    // Each lease's path is read from its payload; tens of thousands of
+    // leases are read on every core.
     let active: Vec<ActiveLease> = replay
         .active_sorted()
-        .into_iter()
+        .into_par_iter()
         .filter(|(id, a)| {
             options.worker.is_none_or(|w| a.worker.to_u64() == Some(w))
                 && id_prefix.as_deref().is_none_or(|p| id.has_prefix(p))

@@ -2,12 +2,14 @@
 
 use std::io::{self, Write};
 
+use rayon::prelude::*;
+
 use super::{Styles, age, count, duration, printable, table, utc};
 use crate::inspect::{DirectoryReport, FileReport, JournalReport, SnapshotReport};
-use crate::journal::{Clock, ClockMarker, IgnoreReason, TailState};
+use crate::journal::{Clock, ClockMarker, IgnoreReason, TailState, WorkId};
 
-fn short(id: &impl ToString) -> String {
-    id.to_string()[..12].to_string()
+fn short(id: &WorkId) -> String {
+    String::from_utf8_lossy(&id.hex_bytes()[..12]).into_owned()
 }
 
 /// Writes a journal report.
@@ -135,30 +137,38 @@ pub fn journal(out: &mut dyn Write, r: &JournalReport, now: f64, s: &Styles) -> 
             ],
             s,
         );
-        for a in &r.active {
-            let (leased, age_text) = match a.clock {
-                Clock::Unix => (utc(a.time), a.age_seconds.map(age).unwrap_or_default()),
-                Clock::Legacy => (
-                    format!("monotonic {}", crate::json::float_repr(a.time)),
-                    "unknown".to_string(),
-                ),
-            };
-            let clock = match a.clock {
-                Clock::Unix => "unix".to_string(),
-                Clock::Legacy => s.warn("legacy"),
-            };
-            t.add_row(vec![
-                short(&a.id),
-                a.worker.to_string(),
-                clock,
-                leased,
-                age_text,
-                a.attempts.to_string(),
-                a.line.to_string(),
-                a.path
-                    .as_deref()
-                    .map_or("-".into(), |p| printable(p).into_owned()),
-            ]);
+        // Formatted on every core: a journal can hold tens of thousands.
+        let rows: Vec<Vec<String>> = r
+            .active
+            .par_iter()
+            .map(|a| {
+                let (leased, age_text) = match a.clock {
+                    Clock::Unix => (utc(a.time), a.age_seconds.map(age).unwrap_or_default()),
+                    Clock::Legacy => (
+                        format!("monotonic {}", crate::json::float_repr(a.time)),
+                        "unknown".to_string(),
+                    ),
+                };
+                let clock = match a.clock {
+                    Clock::Unix => "unix".to_string(),
+                    Clock::Legacy => s.warn("legacy"),
+                };
+                vec![
+                    short(&a.id),
+                    a.worker.to_string(),
+                    clock,
+                    leased,
+                    age_text,
+                    a.attempts.to_string(),
+                    a.line.to_string(),
+                    a.path
+                        .as_deref()
+                        .map_or("-".into(), |p| printable(p).into_owned()),
+                ]
+            })
+            .collect();
+        for row in rows {
+            t.add_row(row);
         }
         writeln!(out, "{t}")?;
     }

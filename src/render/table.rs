@@ -16,27 +16,42 @@ use unicode_width::UnicodeWidthStr;
 /// A table: a header and rows of cells.
 #[derive(Clone, Debug, Default)]
 pub struct Table {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
+    header: Vec<Cell>,
+    rows: Vec<Vec<Cell>>,
+}
+
+/// A cell's text and the columns it takes on screen.
+#[derive(Clone, Debug, Default)]
+struct Cell {
+    text: String,
+    width: usize,
+}
+
+impl Cell {
+    fn new(text: &str) -> Cell {
+        let text = escape_controls(text);
+        let width = visible_width(&text);
+        Cell { text, width }
+    }
 }
 
 impl Table {
     /// A table with these (already styled) column names.
     pub fn new(header: Vec<String>) -> Table {
         Table {
-            header,
+            header: header.iter().map(|h| Cell::new(h)).collect(),
             rows: Vec::new(),
         }
     }
 
     /// Appends a row; missing cells are empty, extra ones are dropped.
     pub fn add_row<S: AsRef<str>>(&mut self, cells: Vec<S>) {
-        let mut row: Vec<String> = cells
+        let mut row: Vec<Cell> = cells
             .iter()
             .take(self.header.len())
-            .map(|c| escape_controls(c.as_ref()))
+            .map(|c| Cell::new(c.as_ref()))
             .collect();
-        row.resize(self.header.len(), String::new());
+        row.resize(self.header.len(), Cell::default());
         self.rows.push(row);
     }
 }
@@ -47,7 +62,7 @@ impl fmt::Display for Table {
             .map(|i| {
                 std::iter::once(&self.header[i])
                     .chain(self.rows.iter().map(|r| &r[i]))
-                    .map(|c| visible_width(c))
+                    .map(|c| c.width)
                     .max()
                     .unwrap_or(0)
             })
@@ -65,13 +80,13 @@ impl fmt::Display for Table {
             f.write_char(right)?;
             f.write_char('\n')
         };
-        let line = |f: &mut fmt::Formatter<'_>, cells: &[String]| {
+        let line = |f: &mut fmt::Formatter<'_>, cells: &[Cell]| {
             f.write_char('│')?;
             for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
                 if i > 0 {
                     f.write_char('┆')?;
                 }
-                write!(f, " {cell}{:pad$} ", "", pad = w - visible_width(cell))?;
+                write!(f, " {}{:pad$} ", cell.text, "", pad = w - cell.width)?;
             }
             f.write_str("│\n")
         };
