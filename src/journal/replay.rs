@@ -182,6 +182,16 @@ impl<V> Sharded<V> {
         self.shards.iter().flat_map(|shard| shard.iter())
     }
 
+    /// Calls `f` with each table's ids, sorted on every core, in id order.
+    fn for_each_sorted(&self, mut f: impl FnMut(&[WorkId])) {
+        use rayon::slice::ParallelSliceMut;
+        for shard in &self.shards {
+            let mut ids: Vec<WorkId> = shard.keys().copied().collect();
+            ids.par_sort_unstable();
+            f(&ids);
+        }
+    }
+
     fn sorted(&self) -> impl Iterator<Item = WorkId> + '_ {
         self.shards.iter().flat_map(|shard| {
             let mut ids: Vec<WorkId> = shard.keys().copied().collect();
@@ -297,6 +307,15 @@ impl Completed {
             Inner::Sites { sites, .. } => (None, Some(sites.iter().map(|(id, _)| id))),
         };
         ids.into_iter().flatten().chain(sites.into_iter().flatten())
+    }
+
+    /// Calls `f` with runs of the ids that together are all of them in
+    /// order, sorted a sixteenth at a time (on every core).
+    pub fn for_each_sorted(&self, f: impl FnMut(&[WorkId])) {
+        match &self.0 {
+            Inner::Ids(ids) => ids.for_each_sorted(f),
+            Inner::Sites { sites, .. } => sites.for_each_sorted(f),
+        }
     }
 
     /// The ids in order, sorted a sixteenth of the set at a time.
@@ -444,9 +463,9 @@ impl Replay {
     /// time, attempts, clock, payload) in id order, then every completed id
     /// in order. Two files with the same digest replay to the same state.
     /// The completed ids are sorted a sixteenth at a time
-    /// ([`Completed::sorted`]), never copied whole.
+    /// ([`Completed::for_each_sorted`]), never copied whole.
     pub fn digest(&self) -> String {
-        state_digest(self.active_sorted().into_iter(), self.completed.sorted())
+        state_digest(self.active_sorted().into_iter(), Some(&self.completed))
     }
 
     /// Active ids in id order.
@@ -462,11 +481,11 @@ impl Replay {
     }
 }
 
-/// [`Replay::digest`] of a state given as its active leases and its
-/// completed ids, each in id order.
+/// [`Replay::digest`] of a state given as its active leases, in id order,
+/// and its completed ids (none when `None`).
 pub fn state_digest<'a>(
     active: impl Iterator<Item = (&'a WorkId, &'a Active)>,
-    completed: impl Iterator<Item = WorkId>,
+    completed: Option<&Completed>,
 ) -> String {
     let mut h = Sha256::new();
     h.update(b"active\n");
@@ -486,10 +505,14 @@ pub fn state_digest<'a>(
         h.update(b"\n");
     }
     h.update(b"completed\n");
-    for id in completed {
-        let mut line = [b'\n'; 65];
-        line[..64].copy_from_slice(&id.hex_bytes());
-        h.update(line);
+    if let Some(completed) = completed {
+        completed.for_each_sorted(|ids| {
+            for id in ids {
+                let mut line = [b'\n'; 65];
+                line[..64].copy_from_slice(&id.hex_bytes());
+                h.update(line);
+            }
+        });
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -503,6 +526,27 @@ mod tests {
         b[0] = first;
         b[31] = last;
         WorkId(b)
+    }
+
+    #[test]
+    fn the_digest_hashes_the_completed_ids_in_order() {
+        let mut r = Replay::default();
+        let site = Completion {
+            lease_offset: 0,
+            done_offset: 0,
+            lease_verbatim: false,
+            done_verbatim: false,
+        };
+        for n in 0..=255u8 {
+            r.completed.insert(id(n, n.wrapping_mul(37)), &site);
+        }
+        let mut h = Sha256::new();
+        h.update(b"active\ncompleted\n");
+        for id in r.completed_sorted() {
+            h.update(format!("{id}\n"));
+        }
+        let expected: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(r.digest(), expected);
     }
 
     #[test]
