@@ -69,7 +69,9 @@ impl fmt::Debug for WorkId {
 
 impl Serialize for WorkId {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        let hex = self.hex_bytes();
+        // Hex digits are ASCII.
+        s.serialize_str(std::str::from_utf8(&hex).unwrap_or_default())
     }
 }
 

@@ -193,9 +193,10 @@ impl<V> Sharded<V> {
     }
 
     fn sorted(&self) -> impl Iterator<Item = WorkId> + '_ {
+        use rayon::slice::ParallelSliceMut;
         self.shards.iter().flat_map(|shard| {
             let mut ids: Vec<WorkId> = shard.keys().copied().collect();
-            ids.sort_unstable();
+            ids.par_sort_unstable();
             ids
         })
     }
