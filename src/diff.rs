@@ -13,6 +13,7 @@ use serde_json::{Value as Json, json};
 use crate::inspect::describe_effect;
 use crate::journal::{self, Active, LineEvent, LineKind, LineReader, Observer, Op, Replay, WorkId};
 use crate::json::PyInt;
+use crate::plan::StateView;
 use crate::snapshot::{Restored, TaskLease, TaskStats};
 
 /// What kind of change.
@@ -629,17 +630,6 @@ impl Observer for RecordsOf {
     }
 }
 
-/// One journal's replay state in a diff summary.
-#[derive(Clone, Debug, Serialize)]
-pub struct JournalSide {
-    /// Active leases.
-    pub active: usize,
-    /// Completed ids.
-    pub completed: usize,
-    /// The replay digest.
-    pub digest: String,
-}
-
 /// Totals of each side.
 #[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
@@ -658,9 +648,9 @@ pub enum Summary {
     /// Journals: replay states.
     Journal {
         /// A's state.
-        a: JournalSide,
+        a: StateView,
         /// B's state.
-        b: JournalSide,
+        b: StateView,
     },
 }
 

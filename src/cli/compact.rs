@@ -106,7 +106,7 @@ fn compact_file(
             produce(&mut std::io::sink()).map_err(read_error)?;
         }
         Mode::Output => {
-            let dest = session.output().unwrap_or(path);
+            let dest = session.destination(path);
             let check =
                 |f: &mut std::fs::File| plan::check_replay(f, &plan.after).map(|()| Publish::Yes);
             durable::replace(dest, None, true, produce, check)?;
@@ -114,8 +114,7 @@ fn compact_file(
             outcome.written = true;
         }
         Mode::Apply => {
-            identity.check(path)?;
-            let backup = session.backup(path)?;
+            let backup = session.backup(path, &identity)?;
             let check = |f: &mut std::fs::File| {
                 plan::check_replay(f, &plan.after)?;
                 Ok(if measured.get().1 {

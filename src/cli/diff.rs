@@ -15,8 +15,9 @@ use crate::diff::{
     self, Bytes, ChangeKind, DiffReport, Filter, FromOffset, RecordsOf, SnapshotSide,
 };
 use crate::inspect::SCHEMA_VERSION;
-use crate::journal::{self, Clock, Replay};
+use crate::journal::{self, Clock};
 use crate::json::PyInt;
+use crate::plan::StateView;
 use crate::render;
 use crate::snapshot::{self, Restored};
 use crate::statedir::{self, InputError, Kind};
@@ -201,11 +202,6 @@ fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputEr
         None
     };
     let identical = matches!(bytes, Bytes::Identical);
-    let side = |r: &Replay| diff::JournalSide {
-        active: r.active.len(),
-        completed: r.completed.len(),
-        digest: r.digest(),
-    };
     Ok(DiffReport {
         schema_version: SCHEMA_VERSION,
         kind: Kind::Journal,
@@ -215,8 +211,8 @@ fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputEr
         counts: diff::count(&changes),
         changes,
         summary: diff::Summary::Journal {
-            a: side(&scan_a.replay),
-            b: side(&scan_b.replay),
+            a: StateView::of(&scan_a.replay),
+            b: StateView::of(&scan_b.replay),
         },
         bytes: Some(bytes),
         history,

@@ -105,13 +105,9 @@ fn migrate_journal(
         return Ok(());
     }
     durable::failpoint("planned")?;
-    let dest = match session.mode {
-        Mode::Output => session.output().unwrap_or(path),
-        _ => path,
-    };
+    let dest = session.destination(path);
     if session.mode == Mode::Apply {
-        identity.check(path)?;
-        outcome.backup = session.backup(path)?;
+        outcome.backup = session.backup(path, &identity)?;
     }
     match &outcome.plan {
         Migration::Rewrite { compaction, .. } => {
@@ -162,13 +158,9 @@ fn migrate_snapshot(
     if session.mode == Mode::DryRun || !plan.needed {
         return Ok(());
     }
-    let dest = match session.mode {
-        Mode::Output => session.output().unwrap_or(path),
-        _ => path,
-    };
+    let dest = session.destination(path);
     if session.mode == Mode::Apply {
-        identity.check(path)?;
-        outcome.backup = session.backup(path)?;
+        outcome.backup = session.backup(path, &identity)?;
     }
     durable::replace(
         dest,

@@ -110,7 +110,7 @@ fn recover_file(
             outcome.note = Some("nothing to do".into());
         }
         Mode::Output => {
-            let dest = session.output().unwrap_or(path);
+            let dest = session.destination(path);
             durable::replace(
                 dest,
                 None,
@@ -122,8 +122,7 @@ fn recover_file(
             outcome.written = true;
         }
         Mode::Apply => {
-            identity.check(path)?;
-            outcome.backup = session.backup(path)?;
+            outcome.backup = session.backup(path, &identity)?;
             if plan.rewrite {
                 durable::replace(
                     path,

@@ -103,8 +103,10 @@ impl<'a> Session<'a> {
             .collect()
     }
 
-    /// Backs `path` up unless --no-backup.
-    pub fn backup(&self, path: &Path) -> Result<Option<String>, WriteError> {
+    /// Before a change in place: checks that `path` is still the file that
+    /// was read (`identity`), then backs it up unless --no-backup.
+    pub fn backup(&self, path: &Path, identity: &Identity) -> Result<Option<String>, WriteError> {
+        identity.check(path)?;
         if self.args.no_backup {
             return Ok(None);
         }
@@ -120,6 +122,12 @@ impl<'a> Session<'a> {
     /// The `--output` file.
     pub fn output(&self) -> Option<&Path> {
         self.args.output.as_deref()
+    }
+
+    /// Where the result for `path` is written: the `--output` file, or
+    /// `path` itself.
+    pub fn destination<'p>(&'p self, path: &'p Path) -> &'p Path {
+        self.output().unwrap_or(path)
     }
 }
 

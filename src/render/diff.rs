@@ -117,16 +117,7 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
                 duration(b.stats.elapsed)
             )?;
         }
-        Summary::Journal { a, b } => {
-            writeln!(
-                out,
-                "  state       {} active, {} completed → {} active, {} completed",
-                count(a.active as u64),
-                count(a.completed as u64),
-                count(b.active as u64),
-                count(b.completed as u64)
-            )?;
-        }
+        Summary::Journal { a, b } => super::write::state_line(out, a, b)?,
     }
     if let Some(bytes) = &r.bytes {
         let tail = |k: &TailKind| match k {

@@ -45,7 +45,12 @@ fn footer<P: serde::Serialize>(out: &mut dyn Write, o: &Outcome<P>, s: &Styles) 
     Ok(())
 }
 
-fn states(out: &mut dyn Write, before: &StateView, after: &StateView) -> io::Result<()> {
+/// The `state` line of a report: counts before and after.
+pub(super) fn state_line(
+    out: &mut dyn Write,
+    before: &StateView,
+    after: &StateView,
+) -> io::Result<()> {
     writeln!(
         out,
         "  state       {} active, {} completed → {} active, {} completed",
@@ -53,7 +58,11 @@ fn states(out: &mut dyn Write, before: &StateView, after: &StateView) -> io::Res
         count(before.completed as u64),
         count(after.active as u64),
         count(after.completed as u64)
-    )?;
+    )
+}
+
+fn states(out: &mut dyn Write, before: &StateView, after: &StateView) -> io::Result<()> {
+    state_line(out, before, after)?;
     writeln!(
         out,
         "  digest      {} → {}",
