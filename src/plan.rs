@@ -39,7 +39,7 @@ impl StateView {
         StateView {
             active: active.len(),
             completed: 0,
-            digest: journal::state_digest(active, None),
+            digest: journal::state_digest(active, std::iter::empty()),
         }
     }
 }

@@ -182,16 +182,6 @@ impl<V> Sharded<V> {
         self.shards.iter().flat_map(|shard| shard.iter())
     }
 
-    /// Calls `f` with each table's ids, sorted on every core, in id order.
-    fn for_each_sorted(&self, mut f: impl FnMut(&[WorkId])) {
-        use rayon::slice::ParallelSliceMut;
-        for shard in &self.shards {
-            let mut ids: Vec<WorkId> = shard.keys().copied().collect();
-            ids.par_sort_unstable();
-            f(&ids);
-        }
-    }
-
     fn sorted(&self) -> impl Iterator<Item = WorkId> + '_ {
         use rayon::slice::ParallelSliceMut;
         self.shards.iter().flat_map(|shard| {
@@ -310,16 +300,8 @@ impl Completed {
         ids.into_iter().flatten().chain(sites.into_iter().flatten())
     }
 
-    /// Calls `f` with runs of the ids that together are all of them in
-    /// order, sorted a sixteenth at a time (on every core).
-    pub fn for_each_sorted(&self, f: impl FnMut(&[WorkId])) {
-        match &self.0 {
-            Inner::Ids(ids) => ids.for_each_sorted(f),
-            Inner::Sites { sites, .. } => sites.for_each_sorted(f),
-        }
-    }
-
-    /// The ids in order, sorted a sixteenth of the set at a time.
+    /// The ids in order, sorted a sixteenth of the set at a time (on every
+    /// core).
     pub fn sorted(&self) -> impl Iterator<Item = WorkId> + '_ {
         let (ids, sites) = match &self.0 {
             Inner::Ids(ids) => (Some(ids.sorted()), None),
@@ -328,8 +310,10 @@ impl Completed {
         ids.into_iter().flatten().chain(sites.into_iter().flatten())
     }
 
-    /// Like [`Completed::sites`], but consuming the set, whose tables are
-    /// freed one after another as the iteration goes.
+    /// Where each completed id's records are, when they were tracked
+    /// ([`Replay::tracking_completions`]) and all fit (`None` otherwise),
+    /// consuming the set, whose tables are freed one after another as the
+    /// iteration goes.
     pub fn into_sites(self) -> Option<impl Iterator<Item = (WorkId, Completion)>> {
         match self.0 {
             Inner::Sites {
@@ -341,18 +325,6 @@ impl Completed {
                     .into_iter()
                     .flat_map(|shard| shard.into_iter().map(|(id, s)| (id, s.unpack()))),
             ),
-            _ => None,
-        }
-    }
-
-    /// Where each completed id's records are, when they were tracked
-    /// ([`Replay::tracking_completions`]) and all fit; `None` otherwise.
-    pub fn sites(&self) -> Option<impl Iterator<Item = (&WorkId, Completion)> + '_> {
-        match &self.0 {
-            Inner::Sites {
-                sites,
-                overflowed: false,
-            } => Some(sites.iter().map(|(id, s)| (id, s.unpack()))),
             _ => None,
         }
     }
@@ -464,9 +436,9 @@ impl Replay {
     /// time, attempts, clock, payload) in id order, then every completed id
     /// in order. Two files with the same digest replay to the same state.
     /// The completed ids are sorted a sixteenth at a time
-    /// ([`Completed::for_each_sorted`]), never copied whole.
+    /// ([`Completed::sorted`]), never copied whole.
     pub fn digest(&self) -> String {
-        state_digest(self.active_sorted().into_iter(), Some(&self.completed))
+        state_digest(self.active_sorted().into_iter(), self.completed.sorted())
     }
 
     /// Active ids in id order.
@@ -482,11 +454,11 @@ impl Replay {
     }
 }
 
-/// [`Replay::digest`] of a state given as its active leases, in id order,
-/// and its completed ids (none when `None`).
+/// [`Replay::digest`] of a state given as its active leases and its
+/// completed ids, each in id order.
 pub fn state_digest<'a>(
     active: impl Iterator<Item = (&'a WorkId, &'a Active)>,
-    completed: Option<&Completed>,
+    completed: impl Iterator<Item = WorkId>,
 ) -> String {
     let mut h = Sha256::new();
     h.update(b"active\n");
@@ -506,14 +478,10 @@ pub fn state_digest<'a>(
         h.update(b"\n");
     }
     h.update(b"completed\n");
-    if let Some(completed) = completed {
-        completed.for_each_sorted(|ids| {
-            for id in ids {
-                let mut line = [b'\n'; 65];
-                line[..64].copy_from_slice(&id.hex_bytes());
-                h.update(line);
-            }
-        });
+    for id in completed {
+        let mut line = [b'\n'; 65];
+        line[..64].copy_from_slice(&id.hex_bytes());
+        h.update(line);
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -602,8 +570,25 @@ mod tests {
         let mut r = Replay::tracking_completions();
         r.completed.insert(id(1, 1), &far);
         assert!(
-            r.completed.sites().is_none(),
+            r.completed.clone().into_sites().is_none(),
             "a missing site is not hidden"
+        );
+        assert!(
+            r.completed.contains(&id(1, 1)),
+            "the id is completed all the same"
+        );
+        assert_eq!(r.completed.len(), 1);
+        r.completed.clear();
+        r.completed.insert(
+            id(2, 2),
+            &Completion {
+                done_offset: 5,
+                ..far
+            },
+        );
+        assert!(
+            r.completed.into_sites().is_some(),
+            "clear forgets the lost sites"
         );
     }
 

@@ -9,6 +9,7 @@
 //! only the colour codes of [`super::Styles`] pass, which the render code
 //! adds after escaping the data ([`super::printable`]).
 
+use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
 use unicode_width::UnicodeWidthStr;
@@ -67,7 +68,7 @@ impl fmt::Display for Table {
                     .unwrap_or(0)
             })
             .collect();
-        let rule = |f: &mut fmt::Formatter<'_>, left, fill: char, join, right| {
+        let rule = |f: &mut fmt::Formatter<'_>, [left, fill, join, right]: [char; 4]| {
             f.write_char(left)?;
             for (i, w) in widths.iter().enumerate() {
                 if i > 0 {
@@ -77,8 +78,7 @@ impl fmt::Display for Table {
                     f.write_char(fill)?;
                 }
             }
-            f.write_char(right)?;
-            f.write_char('\n')
+            f.write_char(right)
         };
         let line = |f: &mut fmt::Formatter<'_>, cells: &[Cell]| {
             f.write_char('│')?;
@@ -90,23 +90,16 @@ impl fmt::Display for Table {
             }
             f.write_str("│\n")
         };
-        rule(f, '┌', '─', '┬', '┐')?;
+        rule(f, ['┌', '─', '┬', '┐'])?;
+        f.write_char('\n')?;
         line(f, &self.header)?;
-        rule(f, '╞', '═', '╪', '╡')?;
+        rule(f, ['╞', '═', '╪', '╡'])?;
+        f.write_char('\n')?;
         for row in &self.rows {
             line(f, row)?;
         }
         // Like the rest of the output, the caller ends the last line.
-        f.write_char('└')?;
-        for (i, w) in widths.iter().enumerate() {
-            if i > 0 {
-                f.write_char('┴')?;
-            }
-            for _ in 0..w + 2 {
-                f.write_char('─')?;
-            }
-        }
-        f.write_char('┘')
+        rule(f, ['└', '─', '┴', '┘'])
     }
 }
 
@@ -150,19 +143,17 @@ fn escape_controls(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut rest = text;
     while let Some(c) = rest.chars().next() {
-        if c == '\x1b'
-            && let Some(n) = sgr_len(rest)
-        {
-            out.push_str(&rest[..n]);
-            rest = &rest[n..];
-            continue;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-        rest = &rest[c.len_utf8()..];
+        let n = match sgr_len(rest) {
+            Some(n) => {
+                out.push_str(&rest[..n]);
+                n
+            }
+            None => {
+                push_escaped(&mut out, c);
+                c.len_utf8()
+            }
+        };
+        rest = &rest[n..];
     }
     out
 }
@@ -170,21 +161,22 @@ fn escape_controls(text: &str) -> String {
 /// `text` with every control character shown as an escape, colour codes
 /// included: for data (paths, ops, ids from a file) before it is styled or
 /// put in a table.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.chars().any(char::is_control) {
-        text.chars()
-            .flat_map(|c| {
-                let escaped: Vec<char> = if c.is_control() {
-                    c.escape_default().collect()
-                } else {
-                    vec![c]
-                };
-                escaped
-            })
-            .collect::<String>()
-            .into()
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        push_escaped(&mut out, c);
+    }
+    out.into()
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    if c.is_control() {
+        out.extend(c.escape_default());
     } else {
-        text.into()
+        out.push(c);
     }
 }
 
