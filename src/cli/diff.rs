@@ -148,8 +148,9 @@ fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputEr
     let (at, relation) =
         diff::relate(reopen(&args.a)?, reopen(&args.b)?).map_err(io_err(&args.b))?;
     let scan_a = scan(&args.a, &mut ())?;
+    // Identical bytes replay identically: B is not read again.
     let (scan_b, bytes) = match relation {
-        None => (scan(&args.b, &mut ())?, Bytes::Identical),
+        None => (None, Bytes::Identical),
         Some(true) => {
             let mut from = FromOffset {
                 offset: at,
@@ -159,7 +160,7 @@ fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputEr
             let glued = scan_a.summary.tail.state != journal::TailState::Clean
                 && scan_a.summary.tail.state != journal::TailState::Empty;
             (
-                scan_b,
+                Some(scan_b),
                 Bytes::Appended {
                     at_offset: at,
                     appended: from.records,
@@ -170,14 +171,14 @@ fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputEr
         Some(false) => {
             let scan_b = scan(&args.b, &mut ())?;
             if at == scan_b.summary.bytes && at < scan_a.summary.bytes {
-                (scan_b, Bytes::Truncated { at_offset: at })
+                (Some(scan_b), Bytes::Truncated { at_offset: at })
             } else {
                 let (line_a, tail_a) =
                     diff::line_at(reopen(&args.a)?, at).map_err(io_err(&args.a))?;
                 let (line_b, tail_b) =
                     diff::line_at(reopen(&args.b)?, at).map_err(io_err(&args.b))?;
                 (
-                    scan_b,
+                    Some(scan_b),
                     Bytes::Diverged {
                         offset: at,
                         line_a,
@@ -189,7 +190,8 @@ fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputEr
             }
         }
     };
-    let changes = diff::replays(&scan_a.replay, &scan_b.replay, filter);
+    let replay_b = scan_b.as_ref().map_or(&scan_a.replay, |s| &s.replay);
+    let changes = diff::replays(&scan_a.replay, replay_b, filter);
     let history = if args.history {
         let ids: BTreeSet<String> = changes.iter().filter_map(|c| c.id.clone()).collect();
         let mut records = RecordsOf {
@@ -202,6 +204,7 @@ fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputEr
         None
     };
     let identical = matches!(bytes, Bytes::Identical);
+    let state_a = StateView::of(&scan_a.replay);
     Ok(DiffReport {
         schema_version: SCHEMA_VERSION,
         kind: Kind::Journal,
@@ -211,8 +214,10 @@ fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputEr
         counts: diff::count(&changes),
         changes,
         summary: diff::Summary::Journal {
-            a: StateView::of(&scan_a.replay),
-            b: StateView::of(&scan_b.replay),
+            b: scan_b
+                .as_ref()
+                .map_or_else(|| state_a.clone(), |s| StateView::of(&s.replay)),
+            a: state_a,
         },
         bytes: Some(bytes),
         history,
