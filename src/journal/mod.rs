@@ -369,6 +369,7 @@ fn take_block(
             classified,
         );
     }
+    replay.settle(block.bytes());
 }
 
 fn take_line(
@@ -388,7 +389,13 @@ fn take_line(
     let effect = match &classified.kind {
         LineKind::Record(record) => {
             count_record(summary, record);
-            let effect = replay.apply(record, content, span.number, span.offset);
+            let effect = replay.apply_in_block(
+                record,
+                content,
+                span.number,
+                span.offset,
+                span.content.start,
+            );
             reason = IgnoreReason::of_effect(&effect, record);
             Some(effect)
         }

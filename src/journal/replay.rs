@@ -4,13 +4,14 @@
 //! reports its effect so that reports can say what each line did.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
 
-use foldhash::fast::RandomState;
+use foldhash::fast::{FoldHasher, RandomState};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::record::{Clock, Lease, Op, Record, WorkId};
+use super::record::{Clock, Lease, Op, Payload, Record, WorkId};
 use crate::json::PyInt;
 
 /// An active lease as the replay holds it.
@@ -76,6 +77,51 @@ pub enum Effect {
     },
 }
 
+/// Hashes the replay's ids by eight of their bytes, mixed with a seed drawn
+/// per process. Every id the replay stores is the SHA-256 of a payload that
+/// was checked against it (a lease is accepted only then, and only active
+/// ids complete), so any eight of its bytes are already uniform and hashing
+/// all 32 buys nothing. Ids that are only looked up (a `done` for an unknown
+/// id) can be anything, but a lookup costs what the stored ids' clusters
+/// cost, which the seed keeps out of anyone's reach.
+#[derive(Clone, Debug, Default)]
+pub struct IdState(RandomState);
+
+impl BuildHasher for IdState {
+    type Hasher = IdHasher;
+
+    #[inline]
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(self.0.build_hasher())
+    }
+}
+
+/// The [`IdState`] hasher. Only ever fed a [`WorkId`]: its array's length
+/// prefix, which it skips, then its 32 bytes.
+pub struct IdHasher(FoldHasher<'static>);
+
+impl Hasher for IdHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        match bytes.get(8..16) {
+            Some(word) => {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(word);
+                self.0.write_u64(u64::from_le_bytes(b));
+            }
+            None => self.0.write(bytes),
+        }
+    }
+
+    #[inline]
+    fn write_usize(&mut self, _length_prefix: usize) {}
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0.finish()
+    }
+}
+
 /// Where the records that completed an id are: the offsets of the lease
 /// line in force at completion and of the `done` line, and whether each is
 /// already in the form compaction writes.
@@ -137,7 +183,7 @@ impl PackedSite {
 /// time, with a sorted copy of one table at most.
 #[derive(Clone, Debug)]
 struct Sharded<V> {
-    shards: Vec<HashMap<WorkId, V, RandomState>>,
+    shards: Vec<HashMap<WorkId, V, IdState>>,
 }
 
 /// Tables in a [`Sharded`] map.
@@ -160,7 +206,7 @@ impl<V> Sharded<V> {
     }
 
     #[inline]
-    fn shard(&self, id: &WorkId) -> &HashMap<WorkId, V, RandomState> {
+    fn shard(&self, id: &WorkId) -> &HashMap<WorkId, V, IdState> {
         &self.shards[Self::index(id)]
     }
 
@@ -170,7 +216,7 @@ impl<V> Sharded<V> {
     }
 
     #[inline]
-    fn shard_mut(&mut self, id: &WorkId) -> &mut HashMap<WorkId, V, RandomState> {
+    fn shard_mut(&mut self, id: &WorkId) -> &mut HashMap<WorkId, V, IdState> {
         &mut self.shards[Self::index(id)]
     }
 
@@ -334,25 +380,93 @@ impl Completed {
 #[derive(Clone, Debug, Default)]
 pub struct Replay {
     /// Active leases.
-    pub active: HashMap<WorkId, Active, RandomState>,
+    pub active: HashMap<WorkId, Active, IdState>,
     /// Completed ids.
     pub completed: Completed,
     /// Upstream's `events` counter (counted lines), which drives its
     /// compaction timing.
     pub events: u64,
+    /// Leases of the block being replayed whose payloads are still in the
+    /// block ([`Replay::apply_in_block`]).
+    deferred: Vec<Deferred>,
+}
+
+/// A lease's payload not yet copied out of its block: most leases are
+/// done a few lines later, so most payloads are never copied at all.
+#[derive(Clone, Debug)]
+struct Deferred {
+    id: WorkId,
+    /// The lease line's offset in the file, which tells whether that lease
+    /// is still the one in force.
+    offset: u64,
+    /// Where the payload is in the block.
+    start: usize,
+    end: usize,
 }
 
 impl Replay {
     /// Applies a record read at `line`/`offset`, whose bytes are `content`,
     /// and says what it did.
     pub fn apply(&mut self, record: &Record, content: &[u8], line: u64, offset: u64) -> Effect {
+        self.apply_at(record, content, line, offset, None)
+    }
+
+    /// Like [`Replay::apply`] for a line that sits at `at` in a block of a
+    /// scan: an accepted lease's payload stays in the block until
+    /// [`Replay::settle`], which copies it only if the lease is still
+    /// active then. Every block's records must be settled before the block
+    /// goes and before the state is read.
+    pub(super) fn apply_in_block(
+        &mut self,
+        record: &Record,
+        content: &[u8],
+        line: u64,
+        offset: u64,
+        at: usize,
+    ) -> Effect {
+        self.apply_at(record, content, line, offset, Some(at))
+    }
+
+    /// Copies the payloads of the block's leases that are still active.
+    pub(super) fn settle(&mut self, block: &[u8]) {
+        for d in self.deferred.drain(..) {
+            if let Some(active) = self.active.get_mut(&d.id)
+                && active.offset == d.offset
+            {
+                active.payload = block[d.start..d.end].into();
+            }
+        }
+    }
+
+    fn apply_at(
+        &mut self,
+        record: &Record,
+        content: &[u8],
+        line: u64,
+        offset: u64,
+        at: Option<usize>,
+    ) -> Effect {
         self.events += 1;
         let id = record.id;
         match &record.op {
             Op::Lease(Err(rejection)) => Effect::LeaseIgnored {
                 reason: rejection.to_string(),
             },
-            Op::Lease(Ok(lease)) => self.lease(id, lease, content, line, offset, record.verbatim),
+            Op::Lease(Ok(lease)) => {
+                let payload: Box<[u8]> = match (&lease.payload, at) {
+                    (Payload::InLine { start, end }, Some(at)) => {
+                        self.deferred.push(Deferred {
+                            id,
+                            offset,
+                            start: at + start,
+                            end: at + end,
+                        });
+                        Box::default()
+                    }
+                    (payload, _) => payload.bytes(content).into(),
+                };
+                self.lease(id, lease, payload, line, offset, record.verbatim)
+            }
             Op::Done => match self.active.remove(&id) {
                 Some(active) => {
                     self.completed.insert(
@@ -386,7 +500,7 @@ impl Replay {
         &mut self,
         id: WorkId,
         lease: &Lease,
-        content: &[u8],
+        payload: Box<[u8]>,
         line: u64,
         offset: u64,
         verbatim: bool,
@@ -399,7 +513,7 @@ impl Replay {
             clock: lease.clock,
             line,
             offset,
-            payload: lease.payload.bytes(content).into(),
+            payload,
             verbatim,
         };
         match self.active.insert(id, entry) {
@@ -420,7 +534,7 @@ impl Replay {
         Replay {
             active: leases,
             completed: ids,
-            events: 0,
+            ..Replay::default()
         }
     }
 
@@ -495,6 +609,59 @@ mod tests {
         b[0] = first;
         b[31] = last;
         WorkId(b)
+    }
+
+    /// Replays `lines` as one block of a scan and settles it.
+    fn replay_block(replay: &mut Replay, lines: &[Vec<u8>]) {
+        let block: Vec<u8> = lines.concat();
+        let mut at = 0;
+        for (n, line) in lines.iter().enumerate() {
+            let content = &block[at..at + line.len() - 1];
+            let classified = crate::journal::classify(content);
+            let crate::journal::LineKind::Record(record) = &classified.kind else {
+                panic!("not a record: {}", String::from_utf8_lossy(line));
+            };
+            replay.apply_in_block(record, content, n as u64 + 1, at as u64, at);
+            at += line.len();
+        }
+        replay.settle(&block);
+    }
+
+    #[test]
+    fn payloads_left_in_a_block_are_copied_for_the_leases_still_active() {
+        use crate::journal::encode;
+        let lease = |payload: &str, worker: i64| {
+            let id = WorkId::of_canonical(payload.as_bytes());
+            let line = encode::lease_line(
+                &id,
+                &PyInt::Small(worker),
+                1.5,
+                &PyInt::Small(1),
+                Clock::Unix,
+                payload.as_bytes(),
+            );
+            (id, line)
+        };
+        let (a, lease_a) = lease(r#"{"path":"a"}"#, 1);
+        let (b, lease_b) = lease(r#"{"path":"b"}"#, 2);
+        let (_, lease_b_again) = lease(r#"{"path":"b"}"#, 3);
+        let done_a = encode::marker_line("done", &a, Clock::Unix, 2.0);
+        let mut replay = Replay::default();
+        // a is done within the block; b is taken over, and the lease in
+        // force at the end of the block is the one whose payload stays.
+        replay_block(
+            &mut replay,
+            &[lease_a.clone(), lease_b, done_a, lease_b_again],
+        );
+        assert!(replay.deferred.is_empty());
+        assert_eq!(replay.active.len(), 1);
+        assert_eq!(&*replay.active[&b].payload, br#"{"path":"b"}"#);
+        assert_eq!(replay.active[&b].worker, PyInt::Small(3));
+        // A lease still active when its block ends keeps its payload after
+        // the block is gone.
+        replay_block(&mut replay, &[lease_a]);
+        assert_eq!(&*replay.active[&a].payload, br#"{"path":"a"}"#);
+        assert!(replay.completed.is_empty(), "a was leased again");
     }
 
     #[test]
