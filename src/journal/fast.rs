@@ -44,28 +44,16 @@ impl<'a> Cursor<'a> {
     /// 64 lowercase hex characters and the closing quote.
     fn id(&mut self) -> Option<WorkId> {
         let hex = self.s.get(self.pos..self.pos + 64)?;
-        let mut out = [0u8; 32];
-        let mut bad = 0u8;
-        for (i, pair) in hex.chunks_exact(2).enumerate() {
-            let (hi, lo) = (NIBBLES[usize::from(pair[0])], NIBBLES[usize::from(pair[1])]);
-            bad |= hi | lo;
-            out[i] = hi << 4 | (lo & 0xF);
-        }
-        // Any 0xFF entry sets the high bits; valid nibbles never do.
-        if bad & 0xF0 != 0 {
-            return None;
-        }
+        let id = decode_id(hex)?;
         self.pos += 64;
         self.eat(b"\"")?;
-        Some(WorkId(out))
+        Some(id)
     }
 
     /// A non-negative integer in canonical form that fits in i64.
     fn small_uint(&mut self) -> Option<i64> {
         let start = self.pos;
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.pos += 1;
-        }
+        self.pos = skip_digits(self.s, self.pos);
         let digits = &self.s[start..self.pos];
         if digits.is_empty() || digits.len() > 18 || (digits.len() > 1 && digits[0] == b'0') {
             return None;
@@ -207,9 +195,7 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         self.eat(b"-");
         let int_start = self.pos;
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.pos += 1;
-        }
+        self.pos = skip_digits(self.s, self.pos);
         let int_digits = self.pos - int_start;
         if int_digits == 0 || (int_digits > 1 && self.s[int_start] == b'0') {
             return None;
@@ -247,6 +233,34 @@ fn specials(word: u64) -> u64 {
         | zero_bytes(word ^ (ONES * 0x7F))
 }
 
+/// A bit for each of the sixteen bytes at `pos` that is not plain
+/// ([`is_plain`]); `None` when fewer than sixteen bytes are left.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn specials_16(s: &[u8], pos: usize) -> Option<u32> {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let chunk = s.get(pos..pos + 16)?;
+    // SAFETY: SSE2 is part of every x86-64 CPU, and `chunk` holds the
+    // sixteen bytes the unaligned load reads.
+    let mask = unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+        // A signed comparison: bytes from 0x80 (non-ASCII) are negative, so
+        // one test finds them and the controls.
+        let below_space = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F));
+        _mm_movemask_epi8(_mm_or_si128(
+            _mm_or_si128(below_space, quote),
+            _mm_or_si128(backslash, del),
+        ))
+    };
+    Some(mask as u32)
+}
+
 /// Whether `a` sorts strictly before `b`, byte by byte; member names are
 /// short and usually differ in their first byte, where this stops.
 #[inline]
@@ -266,9 +280,17 @@ fn is_plain(b: u8) -> bool {
 }
 
 /// The position of the first byte at or after `pos` that is not plain
-/// ([`is_plain`]), eight bytes at a time; `None` when the line ends first.
+/// ([`is_plain`]), sixteen bytes at a time where SSE2 is (every x86-64),
+/// then eight at a time; `None` when the line ends first.
 #[inline]
 fn skip_plain(s: &[u8], mut pos: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    while let Some(flags) = specials_16(s, pos) {
+        if flags != 0 {
+            return Some(pos + flags.trailing_zeros() as usize);
+        }
+        pos += 16;
+    }
     while let Some(chunk) = s.get(pos..pos + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
@@ -280,6 +302,120 @@ fn skip_plain(s: &[u8], mut pos: usize) -> Option<usize> {
     }
     let rest = s.get(pos..)?;
     rest.iter().position(|&b| !is_plain(b)).map(|i| pos + i)
+}
+
+/// The position of the first byte at or after `pos` that is not an ASCII
+/// digit (or the end), sixteen bytes at a time where SSE2 is: payloads are
+/// full of 64-bit hashes written as twenty digits.
+#[inline]
+fn skip_digits(s: &[u8], mut pos: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    while let Some(chunk) = s.get(pos..pos + 16) {
+        use std::arch::x86_64::{
+            __m128i, _mm_and_si128, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
+            _mm_movemask_epi8, _mm_set1_epi8,
+        };
+        // SAFETY: SSE2 is part of every x86-64 CPU, and `chunk` holds the
+        // sixteen bytes the unaligned load reads.
+        let digits = unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+            _mm_movemask_epi8(_mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)),
+                _mm_cmplt_epi8(v, _mm_set1_epi8(b'9' as i8 + 1)),
+            )) as u32
+        };
+        let run = digits.trailing_ones() as usize;
+        pos += run;
+        if run < 16 {
+            return pos;
+        }
+    }
+    while let Some(b'0'..=b'9') = s.get(pos) {
+        pos += 1;
+    }
+    pos
+}
+
+/// Decodes 64 lowercase hex characters (uppercase is not an id).
+#[inline]
+fn decode_id(hex: &[u8]) -> Option<WorkId> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        decode_id_sse2(hex)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        decode_id_scalar(hex)
+    }
+}
+
+/// [`decode_id`] one character pair at a time: the reference for the
+/// SSE2 version, and what other CPUs run.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn decode_id_scalar(hex: &[u8]) -> Option<WorkId> {
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    let mut bad = 0u8;
+    for (i, pair) in hex.chunks_exact(2).enumerate() {
+        let (hi, lo) = (NIBBLES[usize::from(pair[0])], NIBBLES[usize::from(pair[1])]);
+        bad |= hi | lo;
+        out[i] = hi << 4 | (lo & 0xF);
+    }
+    // Any 0xFF entry sets the high bits; valid nibbles never do.
+    (bad & 0xF0 == 0).then_some(WorkId(out))
+}
+
+/// [`decode_id`] sixteen characters at a time.
+#[cfg(target_arch = "x86_64")]
+fn decode_id_sse2(hex: &[u8]) -> Option<WorkId> {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+        _mm_or_si128, _mm_packus_epi16, _mm_set1_epi8, _mm_set1_epi16, _mm_slli_epi16,
+        _mm_srli_epi16, _mm_storeu_si128, _mm_sub_epi8,
+    };
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    let mut valid = 0xFFFF_u32;
+    // SAFETY: SSE2 is part of every x86-64 CPU; each load reads sixteen of
+    // `hex`'s 64 bytes and each store writes sixteen of `out`'s 32.
+    unsafe {
+        // Sixteen characters to sixteen nibble values, noting any character
+        // that is not 0-9 or a-f (bytes from 0x80 compare as negative).
+        let nibbles = |at: usize, valid: &mut u32| {
+            let v = _mm_loadu_si128(hex.as_ptr().add(at).cast::<__m128i>());
+            let digit = _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)),
+                _mm_cmplt_epi8(v, _mm_set1_epi8(b'9' as i8 + 1)),
+            );
+            let letter = _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(b'a' as i8 - 1)),
+                _mm_cmplt_epi8(v, _mm_set1_epi8(b'f' as i8 + 1)),
+            );
+            *valid &= _mm_movemask_epi8(_mm_or_si128(digit, letter)) as u32;
+            // '0' -> 0 and 'a' -> 10: letters lose 0x27 more than digits.
+            let shifted = _mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8));
+            let nibble = _mm_sub_epi8(shifted, _mm_and_si128(letter, _mm_set1_epi8(0x27)));
+            // Each 16-bit lane holds (high nibble, low nibble) in memory
+            // order: high << 4 | low, in the lane's low byte.
+            _mm_or_si128(
+                _mm_slli_epi16(_mm_and_si128(nibble, _mm_set1_epi16(0x00FF)), 4),
+                _mm_srli_epi16(nibble, 8),
+            )
+        };
+        for half in 0..2 {
+            let a = nibbles(32 * half, &mut valid);
+            let b = nibbles(32 * half + 16, &mut valid);
+            _mm_storeu_si128(
+                out.as_mut_ptr().add(16 * half).cast::<__m128i>(),
+                _mm_packus_epi16(a, b),
+            );
+        }
+    }
+    (valid == 0xFFFF).then_some(WorkId(out))
 }
 
 /// Lowercase hex digit values; 0xFF marks anything else.
@@ -504,6 +640,62 @@ mod tests {
             fast * 2 > total,
             "most upstream lines are canonical: {fast}/{total}"
         );
+    }
+
+    #[test]
+    fn ids_decode_as_the_scalar_reference_does() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let alphabet = b"0123456789abcdef";
+        for round in 0..20_000 {
+            let mut hex: Vec<u8> = (0..64).map(|_| alphabet[(next() % 16) as usize]).collect();
+            if round % 2 == 1 {
+                // One byte of any value at any place.
+                let at = (next() % 64) as usize;
+                hex[at] = next() as u8;
+            }
+            assert_eq!(decode_id(&hex), decode_id_scalar(&hex), "{hex:?}");
+        }
+        for byte in 0..=255u8 {
+            for at in [0, 1, 15, 16, 31, 32, 47, 63] {
+                let mut hex = vec![b'7'; 64];
+                hex[at] = byte;
+                assert_eq!(decode_id(&hex), decode_id_scalar(&hex), "{byte} at {at}");
+                assert_eq!(
+                    decode_id(&hex).is_some(),
+                    byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte)
+                );
+            }
+        }
+        let hex = b"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1eff";
+        let mut want = [0u8; 32];
+        for (i, b) in want.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        want[31] = 0xFF;
+        assert_eq!(decode_id(hex), Some(WorkId(want)));
+    }
+
+    #[test]
+    fn skip_digits_stops_at_the_first_other_byte() {
+        for len in [0usize, 1, 15, 16, 17, 20, 31, 32, 33, 40] {
+            for byte in 0..=255u8 {
+                for at in [0, len / 2, len.saturating_sub(1), len] {
+                    let mut s = vec![b'5'; len + 1];
+                    s[at] = byte;
+                    let expected = s
+                        .iter()
+                        .position(|b| !b.is_ascii_digit())
+                        .unwrap_or(s.len());
+                    assert_eq!(skip_digits(&s, 0), expected, "{s:?}");
+                }
+            }
+        }
     }
 
     #[test]
