@@ -9,8 +9,8 @@
 //! 2. read and plan (elsewhere), remembering the file's [`Identity`];
 //! 3. [`Identity::check`] — the file is still the one that was read;
 //! 4. [`backup`];
-//! 5. [`replace`] (temp file, fsync while the re-read verifies it, rename,
-//!    fsync the directory)
+//! 5. [`replace`] (temp file re-read and verified as it is written, fsync,
+//!    rename, fsync the directory)
 //!    or [`append`] (seal the tail, one write, fsync);
 //! 6. re-read and confirm (the caller, with the replay digest).
 //!
@@ -393,18 +393,20 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
 }
 
 /// Writes a new version of `target` through a temporary file: `produce`
-/// writes the content, `check` re-reads the finished temporary file and
-/// accepts it (or finds it needless, when it is discarded) or refuses it,
-/// while the file is fsynced; only when both succeed is it renamed over
-/// `target` and the directory fsynced. `like` gives the mode and owner to
-/// keep (the original's); `None` for a new file (mode 0644 less the umask).
-/// `must_not_exist` refuses to replace an existing `target`.
+/// writes the content while `check`, on another thread, re-reads the
+/// temporary file as it grows ([`Reread`]) and accepts it (or finds it
+/// needless, when it is discarded) or refuses it. The file is fsynced while
+/// the check finishes; only when both succeed, and the file holds exactly
+/// what was written, is it renamed over `target` and the directory
+/// fsynced. `like` gives the mode and owner to keep (the original's);
+/// `None` for a new file (mode 0644 less the umask). `must_not_exist`
+/// refuses to replace an existing `target`.
 pub fn replace(
     target: &Path,
     like: Option<&fs::Metadata>,
     must_not_exist: bool,
     produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-    check: impl FnOnce(&mut File) -> Result<Publish, String>,
+    check: impl FnOnce(&mut Reread<'_>) -> Result<Publish, String> + Send,
 ) -> Result<Publish, WriteError> {
     if must_not_exist && fs::symlink_metadata(target).is_ok() {
         return Err(WriteError::Exists {
@@ -439,35 +441,54 @@ pub fn replace(
             fs::set_permissions(&temp, fs::Permissions::from_mode(mode))
                 .map_err(io_err(&temp, "keep the mode"))?;
         }
-        let mut out = BufWriter::with_capacity(1 << 20, &file);
-        produce(&mut out).map_err(io_err(&temp, "write the temporary file"))?;
-        out.flush()
-            .map_err(io_err(&temp, "write the temporary file"))?;
-        drop(out);
-        failpoint("temp-written").map_err(io_err(&temp, "write the temporary file"))?;
-        truncate_point("temp-written", &file).map_err(io_err(&temp, "write the temporary file"))?;
-        let mut reread = File::open(&temp).map_err(io_err(&temp, "re-read the temporary file"))?;
-        // The re-read check runs while the data goes to disk; nothing is
-        // published until both have finished.
-        let (synced, checked) = std::thread::scope(|scope| {
-            let file = &file;
-            match std::thread::Builder::new().spawn_scoped(scope, move || file.sync_all()) {
-                Ok(sync) => {
-                    let checked = check(&mut reread);
-                    let synced = sync
-                        .join()
-                        .unwrap_or_else(|_| Err(io::Error::other("the fsync thread failed")));
-                    (synced, checked)
-                }
-                // No thread to spare: one after the other.
-                Err(_) => (file.sync_all(), check(&mut reread)),
-            }
+        let progress = Progress::default();
+        let reread = Reread {
+            file: File::open(&temp).map_err(io_err(&temp, "re-read the temporary file"))?,
+            progress: &progress,
+            pos: 0,
+        };
+        // The check reads what is written as it is written; with no thread
+        // to spare, it reads the finished file afterwards.
+        let job = std::sync::Mutex::new(Some((check, reread)));
+        let run_check = || {
+            let taken = job
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            taken.map(|(check, mut reread)| (check(&mut reread), reread.pos))
+        };
+        let (written, checked) = std::thread::scope(|scope| {
+            let checking = std::thread::Builder::new()
+                .spawn_scoped(scope, run_check)
+                .ok();
+            let written = write_temp(&file, &temp, &progress, produce);
+            let checked = match checking {
+                Some(thread) => thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                None => run_check(),
+            };
+            (written, checked)
         });
-        synced.map_err(io_err(&temp, "fsync the temporary file"))?;
-        let publish = checked.map_err(|detail| WriteError::Verify {
+        let len = written?;
+        let (verdict, read) = checked.expect("the check runs exactly once");
+        let publish = verdict.map_err(|detail| WriteError::Verify {
             path: target.to_path_buf(),
             detail,
         })?;
+        // The check read all of it, and nothing changed its size since.
+        let size = file
+            .metadata()
+            .map_err(io_err(&temp, "re-read the temporary file"))?
+            .len();
+        if read != len || size != len {
+            return Err(WriteError::Verify {
+                path: target.to_path_buf(),
+                detail: format!(
+                    "{len} bytes were written, the check read {read} and the file has {size}"
+                ),
+            });
+        }
         if publish == Publish::No {
             let _ = fs::remove_file(&temp);
             return Ok(Publish::No);
@@ -488,6 +509,153 @@ pub fn replace(
         guard.0 = None;
     }
     result
+}
+
+/// Writes the temporary file with `produce`, telling `progress` what is
+/// written as it goes, then fsyncs it (while the check finishes) and
+/// returns its length. Whatever happens, `progress` ends: finished, or
+/// abandoned so that the check stops waiting.
+fn write_temp(
+    file: &File,
+    temp: &Path,
+    progress: &Progress,
+    produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<u64, WriteError> {
+    let mut abandon = AbandonOnDrop(Some(progress));
+    let mut out = BufWriter::with_capacity(1 << 20, Reporting { file, progress });
+    produce(&mut out).map_err(io_err(temp, "write the temporary file"))?;
+    out.flush()
+        .map_err(io_err(temp, "write the temporary file"))?;
+    drop(out);
+    failpoint("temp-written").map_err(io_err(temp, "write the temporary file"))?;
+    truncate_point("temp-written", file).map_err(io_err(temp, "write the temporary file"))?;
+    abandon.0 = None;
+    let len = progress.end(End::Finished);
+    file.sync_all()
+        .map_err(io_err(temp, "fsync the temporary file"))?;
+    Ok(len)
+}
+
+/// How much of the temporary file is written, shared between the writer
+/// and the check that follows it.
+#[derive(Default)]
+struct Progress {
+    state: std::sync::Mutex<Written>,
+    changed: std::sync::Condvar,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Written {
+    len: u64,
+    end: Option<End>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Finished,
+    Abandoned,
+}
+
+impl Progress {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Written> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn grew(&self, n: usize) {
+        self.lock().len += n as u64;
+        self.changed.notify_all();
+    }
+
+    fn end(&self, end: End) -> u64 {
+        let len = {
+            let mut state = self.lock();
+            state.end = Some(end);
+            state.len
+        };
+        self.changed.notify_all();
+        len
+    }
+}
+
+/// Ends the write as abandoned when dropped (after an error or a panic in
+/// `produce`), unless it was taken out because the write finished.
+struct AbandonOnDrop<'a>(Option<&'a Progress>);
+
+impl Drop for AbandonOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(progress) = self.0 {
+            progress.end(End::Abandoned);
+        }
+    }
+}
+
+/// The temporary file as its writer sees it: every write is reported.
+struct Reporting<'a> {
+    file: &'a File,
+    progress: &'a Progress,
+}
+
+impl Write for Reporting<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = (&mut &*self.file).write(buf)?;
+        self.progress.grew(n);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The temporary file as [`replace`]'s check reads it, through its own
+/// descriptor, while it is written: a read never goes past what has been
+/// written and waits for more until the writer has finished. The end is
+/// the end of what was written; a file that turns out shorter, or a write
+/// that was abandoned, is a read error.
+pub struct Reread<'a> {
+    file: File,
+    progress: &'a Progress,
+    pos: u64,
+}
+
+impl io::Read for Reread<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let available = {
+            let mut state = self.progress.lock();
+            loop {
+                if state.len > self.pos {
+                    break state.len - self.pos;
+                }
+                match state.end {
+                    Some(End::Finished) => return Ok(0),
+                    Some(End::Abandoned) => {
+                        return Err(io::Error::other("the write was abandoned"));
+                    }
+                    None => {
+                        state = self
+                            .progress
+                            .changed
+                            .wait(state)
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    }
+                }
+            }
+        };
+        let want = buf
+            .len()
+            .min(usize::try_from(available).unwrap_or(usize::MAX));
+        let n = io::Read::read(&mut self.file, &mut buf[..want])?;
+        if n == 0 && want > 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the temporary file is shorter than what was written",
+            ));
+        }
+        self.pos += n as u64;
+        Ok(n)
+    }
 }
 
 /// Removes a file when dropped, unless its path was taken out.
@@ -598,6 +766,97 @@ mod tests {
         assert!(outcome.is_err());
         assert_eq!(fs::read(&target).unwrap(), b"before\n");
         assert_eq!(entries(dir.path()), ["journal.jsonl"]);
+    }
+
+    /// Three and a half mebibytes in uneven pieces, more than the writer's
+    /// buffer holds, so that the check reads while the file grows.
+    fn produce_big(out: &mut dyn Write) -> io::Result<()> {
+        for n in 0..5000u32 {
+            let piece = vec![b'a' + (n % 26) as u8; 700 + (n as usize % 37)];
+            out.write_all(&piece)?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_check_reads_the_file_as_it_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("journal.jsonl");
+        let mut expected = Vec::new();
+        produce_big(&mut expected).unwrap();
+        let published = replace(&target, None, true, produce_big, |f| {
+            let mut got = Vec::new();
+            io::Read::read_to_end(f, &mut got).map_err(|e| e.to_string())?;
+            assert!(got == expected, "the check reads exactly what is written");
+            Ok(Publish::Yes)
+        });
+        assert!(matches!(published, Ok(Publish::Yes)));
+        assert!(fs::read(&target).unwrap() == expected);
+        assert_eq!(entries(dir.path()), ["journal.jsonl"]);
+    }
+
+    #[test]
+    fn a_failed_or_panicking_write_ends_the_check_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("journal.jsonl");
+        fs::write(&target, b"before\n").unwrap();
+        let read_error = std::sync::Mutex::new(String::new());
+        let failed = replace(
+            &target,
+            None,
+            false,
+            |out| {
+                produce_big(out)?;
+                Err(io::Error::from_raw_os_error(libc::ENOSPC))
+            },
+            |f| {
+                let err = io::Read::read_to_end(f, &mut Vec::new()).unwrap_err();
+                *read_error.lock().unwrap() = err.to_string();
+                Err(err.to_string())
+            },
+        );
+        assert!(
+            matches!(&failed, Err(WriteError::Io { action, .. }) if *action == "write the temporary file"),
+            "{failed:?}"
+        );
+        assert!(read_error.lock().unwrap().contains("abandoned"));
+        assert_eq!(fs::read(&target).unwrap(), b"before\n");
+        assert_eq!(entries(dir.path()), ["journal.jsonl"]);
+
+        let panicked = std::panic::catch_unwind(|| {
+            let _ = replace(
+                &target,
+                None,
+                false,
+                |out| {
+                    produce_big(out)?;
+                    panic!("a bug in the writer")
+                },
+                |f| {
+                    io::Read::read_to_end(f, &mut Vec::new()).map_err(|e| e.to_string())?;
+                    Ok(Publish::Yes)
+                },
+            );
+        });
+        assert!(panicked.is_err());
+        assert_eq!(fs::read(&target).unwrap(), b"before\n");
+        assert_eq!(entries(dir.path()), ["journal.jsonl"]);
+    }
+
+    #[test]
+    fn a_check_that_stops_reading_early_is_not_enough() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("journal.jsonl");
+        let refused = replace(&target, None, true, produce_big, |f| {
+            let mut first = [0u8; 1000];
+            io::Read::read_exact(f, &mut first).map_err(|e| e.to_string())?;
+            Ok(Publish::Yes)
+        });
+        assert!(
+            matches!(&refused, Err(WriteError::Verify { detail, .. }) if detail.contains("the check read 1000")),
+            "{refused:?}"
+        );
+        assert!(entries(dir.path()).is_empty());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::PoisonError;
 
 use clap::Args;
 
@@ -89,7 +90,9 @@ fn compact_file(
     let plan = &outcome.plan.plan;
     // The result is compared with the source while it is written, so the
     // size and "already compact" come without another pass.
-    let measured = std::cell::Cell::new((0u64, false));
+    // Set when the writing ends, which the check's re-read waits for.
+    let measured = std::sync::Mutex::new((0u64, false));
+    let measured_now = || *measured.lock().unwrap_or_else(PoisonError::into_inner);
     let produce = |out: &mut dyn Write| {
         let mut sink = CompareSink::new(write::reopen(path, &identity)?);
         let mut tee = Tee {
@@ -97,7 +100,7 @@ fn compact_file(
             b: &mut sink,
         };
         compact::write_result(write::reopen(path, &identity)?, plan, &mut tee)?;
-        measured.set(sink.finish()?);
+        *measured.lock().unwrap_or_else(PoisonError::into_inner) = sink.finish()?;
         Ok(())
     };
     durable::failpoint("planned")?;
@@ -107,17 +110,18 @@ fn compact_file(
         }
         Mode::Output => {
             let dest = session.destination(path);
-            let check =
-                |f: &mut std::fs::File| plan::check_replay(f, &plan.after).map(|()| Publish::Yes);
+            let check = |f: &mut durable::Reread<'_>| {
+                plan::check_replay(f, &plan.after).map(|()| Publish::Yes)
+            };
             durable::replace(dest, None, true, produce, check)?;
             outcome.output = Some(dest.display().to_string());
             outcome.written = true;
         }
         Mode::Apply => {
             let backup = session.backup(path, &identity)?;
-            let check = |f: &mut std::fs::File| {
+            let check = |f: &mut durable::Reread<'_>| {
                 plan::check_replay(f, &plan.after)?;
-                Ok(if measured.get().1 {
+                Ok(if measured_now().1 {
                     Publish::No
                 } else {
                     Publish::Yes
@@ -138,7 +142,7 @@ fn compact_file(
             }
         }
     }
-    let (bytes_after, unchanged) = measured.get();
+    let (bytes_after, unchanged) = measured_now();
     outcome.plan.bytes_after = bytes_after;
     outcome.plan.unchanged = unchanged;
     Ok(outcome)
