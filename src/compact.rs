@@ -7,6 +7,8 @@
 
 use std::io::{self, Read, Write};
 
+use rayon::slice::ParallelSliceMut;
+
 use serde::Serialize;
 
 use crate::journal::{
@@ -89,7 +91,7 @@ pub fn plan(replay: Replay, lines: u64, bytes: u64, drop_completed: bool) -> Res
             keep_offsets.push(c.done_offset | flag(c.done_verbatim));
         }
     }
-    keep_offsets.sort_unstable_by_key(|o| o & !VERBATIM);
+    keep_offsets.par_sort_unstable_by_key(|o| o & !VERBATIM);
     let mut leases: Vec<(WorkId, Active)> = active.into_iter().collect();
     leases.sort_unstable_by_key(|(id, _)| *id);
     // The result holds the same active leases and, unless they are dropped,

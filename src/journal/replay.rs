@@ -228,6 +228,31 @@ impl<V> Sharded<V> {
         self.shards.iter().flat_map(|shard| shard.iter())
     }
 
+    /// Calls `f` with each table's ids, sorted, in order: one core sorts
+    /// the next table while `f` runs on the other.
+    fn for_each_sorted_run(&self, mut f: impl FnMut(&[WorkId]) + Send)
+    where
+        V: Sync,
+    {
+        let sort = |shard: &HashMap<WorkId, V, IdState>| {
+            let mut ids: Vec<WorkId> = shard.keys().copied().collect();
+            ids.sort_unstable();
+            ids
+        };
+        let mut current = self.shards.first().map(sort);
+        for next in self.shards.iter().skip(1).map(Some).chain([None]) {
+            let (sorted, ()) = rayon::join(
+                || next.map(sort),
+                || {
+                    if let Some(ids) = &current {
+                        f(ids);
+                    }
+                },
+            );
+            current = sorted;
+        }
+    }
+
     fn sorted(&self) -> impl Iterator<Item = WorkId> + '_ {
         use rayon::slice::ParallelSliceMut;
         self.shards.iter().flat_map(|shard| {
@@ -354,6 +379,15 @@ impl Completed {
             Inner::Sites { sites, .. } => (None, Some(sites.sorted())),
         };
         ids.into_iter().flatten().chain(sites.into_iter().flatten())
+    }
+
+    /// Calls `f` with runs of the ids that together are all of them in
+    /// order (a table at a time, the next one sorted meanwhile).
+    pub fn for_each_sorted_run(&self, f: impl FnMut(&[WorkId]) + Send) {
+        match &self.0 {
+            Inner::Ids(ids) => ids.for_each_sorted_run(f),
+            Inner::Sites { sites, .. } => sites.for_each_sorted_run(f),
+        }
     }
 
     /// Where each completed id's records are, when they were tracked
@@ -550,9 +584,11 @@ impl Replay {
     /// time, attempts, clock, payload) in id order, then every completed id
     /// in order. Two files with the same digest replay to the same state.
     /// The completed ids are sorted a sixteenth at a time
-    /// ([`Completed::sorted`]), never copied whole.
+    /// ([`Completed::for_each_sorted_run`]), never copied whole.
     pub fn digest(&self) -> String {
-        state_digest(self.active_sorted().into_iter(), self.completed.sorted())
+        let mut h = StateHasher::new(self.active_sorted().into_iter());
+        self.completed.for_each_sorted_run(|ids| h.completed(ids));
+        h.finish()
     }
 
     /// Active ids in id order.
@@ -574,30 +610,55 @@ pub fn state_digest<'a>(
     active: impl Iterator<Item = (&'a WorkId, &'a Active)>,
     completed: impl Iterator<Item = WorkId>,
 ) -> String {
-    let mut h = Sha256::new();
-    h.update(b"active\n");
-    for (id, a) in active {
-        h.update(id.to_hex().as_bytes());
-        h.update(
-            format!(
-                "\t{}\t{}\t{}\t{}\t",
-                a.worker,
-                crate::json::float_repr(a.time),
-                a.attempts,
-                a.clock.as_str()
-            )
-            .as_bytes(),
-        );
-        h.update(&a.payload);
-        h.update(b"\n");
-    }
-    h.update(b"completed\n");
+    let mut h = StateHasher::new(active);
     for id in completed {
-        let mut line = [b'\n'; 65];
-        line[..64].copy_from_slice(&id.hex_bytes());
-        h.update(line);
+        h.completed(&[id]);
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    h.finish()
+}
+
+/// The state digest, fed in order: the active leases, then the completed
+/// ids in as many runs as they come in.
+struct StateHasher(Sha256);
+
+impl StateHasher {
+    fn new<'a>(active: impl Iterator<Item = (&'a WorkId, &'a Active)>) -> StateHasher {
+        let mut h = Sha256::new();
+        h.update(b"active\n");
+        for (id, a) in active {
+            h.update(id.hex_bytes());
+            h.update(
+                format!(
+                    "\t{}\t{}\t{}\t{}\t",
+                    a.worker,
+                    crate::json::float_repr(a.time),
+                    a.attempts,
+                    a.clock.as_str()
+                )
+                .as_bytes(),
+            );
+            h.update(&a.payload);
+            h.update(b"\n");
+        }
+        h.update(b"completed\n");
+        StateHasher(h)
+    }
+
+    fn completed(&mut self, ids: &[WorkId]) {
+        for id in ids {
+            let mut line = [b'\n'; 65];
+            line[..64].copy_from_slice(&id.hex_bytes());
+            self.0.update(line);
+        }
+    }
+
+    fn finish(self) -> String {
+        self.0
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
 }
 
 #[cfg(test)]
