@@ -209,7 +209,9 @@ struct History {
 }
 
 impl History {
-    fn push(&mut self, record: &Record, line: u64, offset: u64, effect: String) {
+    /// Keeps a record of the id asked for; `effect` is only described for
+    /// those.
+    fn push(&mut self, record: &Record, line: u64, offset: u64, effect: impl FnOnce() -> String) {
         if !record.id.has_prefix(&self.prefix) {
             return;
         }
@@ -228,7 +230,7 @@ impl History {
             time: record.time,
             clock: record.marker,
             worker,
-            effect,
+            effect: effect(),
         });
     }
 }
@@ -237,7 +239,9 @@ impl Observer for History {
     fn line(&mut self, event: &LineEvent<'_>) {
         match (&event.classified.kind, event.effect) {
             (LineKind::Record(record), Some(effect)) => {
-                self.push(record, event.number, event.offset, describe_effect(effect));
+                self.push(record, event.number, event.offset, || {
+                    describe_effect(effect)
+                });
             }
             (
                 LineKind::Corrupt {
@@ -246,7 +250,8 @@ impl Observer for History {
                 },
                 _,
             ) => {
-                let effect = "lost: glued onto a torn fragment, upstream ignores the line".into();
+                let effect =
+                    || "lost: glued onto a torn fragment, upstream ignores the line".into();
                 self.push(record, event.number, event.offset + *at as u64, effect);
             }
             _ => {}
