@@ -12,7 +12,7 @@ use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 
 use crate::journal::{
-    self, Active, Clock, ClockMarker, LineKind, LineReader, Op, Replay, Scan, Terminator, WorkId,
+    self, Active, BlockReader, Clock, ClockMarker, LineKind, Op, Replay, Scan, Terminator, WorkId,
     encode,
 };
 use crate::plan::StateView;
@@ -124,66 +124,86 @@ fn lease_bytes(id: &WorkId, a: &Active) -> Vec<u8> {
 /// re-encoded canonically, then the active leases sorted by id. `src` is
 /// the same file the plan was made from.
 pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
-    if !plan.keep_offsets.is_empty() {
-        let mut reader = LineReader::new(src);
-        let mut wanted = plan.keep_offsets.iter().peekable();
-        while let Some(line) = reader.next_line()? {
-            let Some(&kept) = wanted.next_if(|&&o| o & !VERBATIM == line.offset) else {
+    let mut wanted = plan.keep_offsets.iter().peekable();
+    let mut reader = BlockReader::new(src);
+    while wanted.peek().is_some()
+        && let Some(block) = reader.next_block()?
+    {
+        let data = block.bytes();
+        // Consecutive lines copied as they stand go out in one write.
+        let mut run = 0..0;
+        for span in &block.spans {
+            let Some(&kept) = wanted.next_if(|&&o| o & !VERBATIM == span.offset) else {
                 continue;
             };
-            let verbatim = kept & VERBATIM != 0;
-            if verbatim {
-                if line.terminator == Terminator::Lf {
-                    out.write_all(line.raw)?;
+            if kept & VERBATIM != 0 && span.terminator == Terminator::Lf {
+                let raw = span.content.start..span.content.end + 1;
+                if run.end == raw.start {
+                    run.end = raw.end;
                 } else {
-                    out.write_all(line.content)?;
-                    out.write_all(b"\n")?;
+                    out.write_all(&data[run])?;
+                    run = raw;
                 }
-                if wanted.peek().is_none() {
-                    break;
-                }
-                continue;
+            } else {
+                out.write_all(&data[run])?;
+                run = 0..0;
+                write_kept_line(block.content(span), span.number, kept & VERBATIM != 0, out)?;
             }
-            let classified = journal::classify(line.content);
-            let LineKind::Record(record) = &classified.kind else {
-                return Err(io::Error::other(format!(
-                    "line {} is no longer a record: the file changed",
-                    line.number
-                )));
-            };
-            let bytes = match &record.op {
-                Op::Lease(Ok(lease)) => encode::lease_line(
-                    &record.id,
-                    &lease.worker,
-                    lease.time,
-                    &lease.attempts,
-                    lease.clock,
-                    lease.payload.bytes(line.content),
-                ),
-                Op::Done => {
-                    let clock = match record.marker {
-                        ClockMarker::Unix => Clock::Unix,
-                        _ => Clock::Legacy,
-                    };
-                    encode::marker_line("done", &record.id, clock, record.time.unwrap_or(0.0))
-                }
-                _ => {
-                    return Err(io::Error::other(format!(
-                        "line {} is not the record the plan kept: the file changed",
-                        line.number
-                    )));
-                }
-            };
-            out.write_all(&bytes)?;
             if wanted.peek().is_none() {
                 break;
             }
         }
+        out.write_all(&data[run])?;
+        reader.recycle(block);
     }
     for (id, a) in &plan.leases {
         out.write_all(&lease_bytes(id, a))?;
     }
     Ok(())
+}
+
+/// Writes a kept line that cannot be copied with its terminator: a
+/// verbatim record that ends otherwise than in `\n`, or a record to
+/// re-encode.
+fn write_kept_line(
+    content: &[u8],
+    number: u64,
+    verbatim: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if verbatim {
+        out.write_all(content)?;
+        return out.write_all(b"\n");
+    }
+    let classified = journal::classify(content);
+    let LineKind::Record(record) = &classified.kind else {
+        return Err(io::Error::other(format!(
+            "line {number} is no longer a record: the file changed"
+        )));
+    };
+    let bytes = match &record.op {
+        Op::Lease(Ok(lease)) => encode::lease_line(
+            &record.id,
+            &lease.worker,
+            lease.time,
+            &lease.attempts,
+            lease.clock,
+            lease.payload.bytes(content),
+        ),
+        Op::Done => {
+            let clock = match record.marker {
+                ClockMarker::Unix => Clock::Unix,
+                _ => Clock::Legacy,
+            };
+            encode::marker_line("done", &record.id, clock, record.time.unwrap_or(0.0))
+        }
+        _ => {
+            return Err(io::Error::other(format!(
+                "line {number} is not the record the plan kept: the file changed"
+            )));
+        }
+    };
+    out.write_all(&bytes)
 }
 
 #[cfg(test)]
@@ -220,6 +240,60 @@ mod tests {
         assert_eq!(plan.after, plan.before);
         let rescan = journal::scan(kept.as_bytes(), &mut ()).unwrap();
         assert_eq!(StateView::of(&rescan.replay), plan.before);
+    }
+
+    #[test]
+    fn kept_lines_are_copied_in_runs_and_the_others_rewritten() {
+        use crate::json::PyInt;
+        let lease = |path: &str| {
+            let payload = format!(r#"{{"path":"{path}"}}"#);
+            let id = WorkId::of_canonical(payload.as_bytes());
+            let line = encode::lease_line(
+                &id,
+                &PyInt::Small(1),
+                1.5,
+                &PyInt::Small(1),
+                Clock::Unix,
+                payload.as_bytes(),
+            );
+            (id, String::from_utf8(line).unwrap())
+        };
+        let done = |id: &WorkId| {
+            String::from_utf8(encode::marker_line("done", id, Clock::Unix, 2.5)).unwrap()
+        };
+        let (a, lease_a) = lease("a");
+        let (b, lease_b) = lease("b");
+        let (c, lease_c) = lease("c");
+        let (_, lease_d) = lease("d");
+        // The same lease with spaces: upstream reads it, compaction
+        // rewrites it.
+        let spaced_c = lease_c.replace(",\"", ", \"");
+        let crlf = |line: &str| line.replace('\n', "\r\n");
+        let cr = |line: &str| line.replace('\n', "\r");
+        let input = [
+            lease_a.clone(),
+            crlf(&lease_b),
+            "not json\n".to_string(),
+            done(&a),
+            spaced_c,
+            cr(&done(&b)),
+            done(&c),
+            lease_d.clone(),
+        ]
+        .concat();
+        let (plan, out) = compact(&input, false);
+        assert_eq!(plan.completed_kept, 3);
+        let expected = [
+            lease_a,
+            lease_b,
+            done(&a),
+            lease_c,
+            done(&b),
+            done(&c),
+            lease_d,
+        ]
+        .concat();
+        assert_eq!(out, expected);
     }
 
     #[test]

@@ -229,27 +229,36 @@ impl<V> Sharded<V> {
     }
 
     /// Calls `f` with each table's ids, sorted, in order: one core sorts
-    /// the next table while `f` runs on the other.
+    /// the next table while `f` runs on the other. Two buffers take turns,
+    /// so memory holds two tables' ids at most.
     fn for_each_sorted_run(&self, mut f: impl FnMut(&[WorkId]) + Send)
     where
         V: Sync,
     {
-        let sort = |shard: &HashMap<WorkId, V, IdState>| {
-            let mut ids: Vec<WorkId> = shard.keys().copied().collect();
+        let sort_into = |ids: &mut Vec<WorkId>, shard: &HashMap<WorkId, V, IdState>| {
+            ids.clear();
+            ids.extend(shard.keys().copied());
             ids.sort_unstable();
-            ids
         };
-        let mut current = self.shards.first().map(sort);
-        for next in self.shards.iter().skip(1).map(Some).chain([None]) {
-            let (sorted, ()) = rayon::join(
-                || next.map(sort),
+        let (mut current, mut next) = (Vec::new(), Vec::new());
+        let mut shards = self.shards.iter();
+        if let Some(first) = shards.next() {
+            sort_into(&mut current, first);
+        }
+        loop {
+            let following = shards.next();
+            rayon::join(
                 || {
-                    if let Some(ids) = &current {
-                        f(ids);
+                    if let Some(shard) = following {
+                        sort_into(&mut next, shard);
                     }
                 },
+                || f(&current),
             );
-            current = sorted;
+            if following.is_none() {
+                return;
+            }
+            std::mem::swap(&mut current, &mut next);
         }
     }
 
