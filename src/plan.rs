@@ -137,10 +137,9 @@ pub fn reclaims(
 pub fn payload_facts(payload: &[u8]) -> (Option<String>, bool) {
     // A canonical payload (what the replay keeps) is read without building
     // its values; anything else is parsed.
-    if let (Some(path), Some(continuation)) = (
-        journal::payload_member(payload, b"path"),
-        journal::payload_member(payload, b"continuation"),
-    ) {
+    if let Some([path, continuation]) =
+        journal::payload_members(payload, [b"path", b"continuation"])
+    {
         return (
             path.and_then(json_string),
             continuation.is_some_and(|raw| raw != b"null"),

@@ -462,15 +462,23 @@ fn marker(clock: Option<Clock>) -> ClockMarker {
 /// `Some(None)` when the object has no such member; `None` when the bytes
 /// are not in the form the fast path reads, and the caller must parse them.
 pub fn payload_member<'a>(object: &'a [u8], name: &[u8]) -> Option<Option<&'a [u8]>> {
+    payload_members(object, [name]).map(|[found]| found)
+}
+
+/// [`payload_member`] for several names in one pass over the object.
+pub fn payload_members<'a, const N: usize>(
+    object: &'a [u8],
+    names: [&[u8]; N],
+) -> Option<[Option<&'a [u8]>; N]> {
     let mut c = Cursor { s: object, pos: 0 };
     if c.peek()? != b'{' {
         return None;
     }
     c.pos += 1;
+    let mut found = [None; N];
     if c.eat(b"}").is_some() {
-        return (c.pos == object.len()).then_some(None);
+        return (c.pos == object.len()).then_some(found);
     }
-    let mut found = None;
     let mut previous: Option<&[u8]> = None;
     loop {
         let key = c.plain_key()?;
@@ -481,8 +489,8 @@ pub fn payload_member<'a>(object: &'a [u8], name: &[u8]) -> Option<Option<&'a [u
         c.eat(b":")?;
         let start = c.pos;
         c.value(PAYLOAD_DEPTH)?;
-        if key == name {
-            found = Some(&object[start..c.pos]);
+        if let Some(i) = names.iter().position(|&n| n == key) {
+            found[i] = Some(&object[start..c.pos]);
         }
         match c.peek()? {
             b',' => c.pos += 1,

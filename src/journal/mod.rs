@@ -10,7 +10,7 @@
 pub mod encode;
 mod fast;
 
-pub use fast::payload_member;
+pub use fast::{payload_member, payload_members};
 mod lines;
 mod record;
 mod replay;

@@ -138,38 +138,31 @@ pub fn journal(out: &mut dyn Write, r: &JournalReport, now: f64, s: &Styles) -> 
             s,
         );
         // Formatted on every core: a journal can hold tens of thousands.
-        let rows: Vec<Vec<String>> = r
-            .active
-            .par_iter()
-            .map(|a| {
-                let (leased, age_text) = match a.clock {
-                    Clock::Unix => (utc(a.time), a.age_seconds.map(age).unwrap_or_default()),
-                    Clock::Legacy => (
-                        format!("monotonic {}", crate::json::float_repr(a.time)),
-                        "unknown".to_string(),
-                    ),
-                };
-                let clock = match a.clock {
-                    Clock::Unix => "unix".to_string(),
-                    Clock::Legacy => s.warn("legacy"),
-                };
-                vec![
-                    short(&a.id),
-                    a.worker.to_string(),
-                    clock,
-                    leased,
-                    age_text,
-                    a.attempts.to_string(),
-                    a.line.to_string(),
-                    a.path
-                        .as_deref()
-                        .map_or("-".into(), |p| printable(p).into_owned()),
-                ]
-            })
-            .collect();
-        for row in rows {
-            t.add_row(row);
-        }
+        t.add_rows(r.active.par_iter().map(|a| {
+            let (leased, age_text) = match a.clock {
+                Clock::Unix => (utc(a.time), a.age_seconds.map(age).unwrap_or_default()),
+                Clock::Legacy => (
+                    format!("monotonic {}", crate::json::float_repr(a.time)),
+                    "unknown".to_string(),
+                ),
+            };
+            let clock = match a.clock {
+                Clock::Unix => "unix".to_string(),
+                Clock::Legacy => s.warn("legacy"),
+            };
+            vec![
+                short(&a.id),
+                a.worker.to_string(),
+                clock,
+                leased,
+                age_text,
+                a.attempts.to_string(),
+                a.line.to_string(),
+                a.path
+                    .as_deref()
+                    .map_or("-".into(), |p| printable(p).into_owned()),
+            ]
+        }));
         writeln!(out, "{t}")?;
     }
     if let Some(history) = &r.history {

@@ -10,8 +10,9 @@
 //! adds after escaping the data ([`super::printable`]).
 
 use std::borrow::Cow;
-use std::fmt::{self, Write as _};
+use std::fmt;
 
+use rayon::prelude::*;
 use unicode_width::UnicodeWidthStr;
 
 /// A table: a header and rows of cells.
@@ -29,8 +30,13 @@ struct Cell {
 }
 
 impl Cell {
-    fn new(text: &str) -> Cell {
-        let text = escape_controls(text);
+    fn new(text: String) -> Cell {
+        // Printable ASCII, nearly every cell: kept as it is, a column a byte.
+        if text.bytes().all(|b| (0x20..0x7F).contains(&b)) {
+            let width = text.len();
+            return Cell { text, width };
+        }
+        let text = escape_controls(&text);
         let width = visible_width(&text);
         Cell { text, width }
     }
@@ -40,25 +46,52 @@ impl Table {
     /// A table with these (already styled) column names.
     pub fn new(header: Vec<String>) -> Table {
         Table {
-            header: header.iter().map(|h| Cell::new(h)).collect(),
+            header: header.into_iter().map(Cell::new).collect(),
             rows: Vec::new(),
         }
     }
 
     /// Appends a row; missing cells are empty, extra ones are dropped.
-    pub fn add_row<S: AsRef<str>>(&mut self, cells: Vec<S>) {
-        let mut row: Vec<Cell> = cells
-            .iter()
-            .take(self.header.len())
-            .map(|c| Cell::new(c.as_ref()))
-            .collect();
-        row.resize(self.header.len(), Cell::default());
+    pub fn add_row<S: Into<String>>(&mut self, cells: Vec<S>) {
+        let row = Table::row(&self.header, cells);
         self.rows.push(row);
+    }
+
+    /// Appends many rows, made and measured on every core.
+    pub fn add_rows<I>(&mut self, rows: I)
+    where
+        I: IntoParallelIterator<Item = Vec<String>>,
+        I::Iter: IndexedParallelIterator,
+    {
+        let header = &self.header;
+        let rows: Vec<Vec<Cell>> = rows
+            .into_par_iter()
+            .map(|r| Table::row(header, r))
+            .collect();
+        self.rows.extend(rows);
+    }
+
+    fn row<S: Into<String>>(header: &[Cell], cells: Vec<S>) -> Vec<Cell> {
+        let mut row: Vec<Cell> = cells
+            .into_iter()
+            .take(header.len())
+            .map(|c| Cell::new(c.into()))
+            .collect();
+        row.resize(header.len(), Cell::default());
+        row
     }
 }
 
 impl fmt::Display for Table {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.draw())
+    }
+}
+
+impl Table {
+    /// The table as text, built in one string (tens of thousands of rows
+    /// would otherwise be tens of thousands of formatted writes).
+    fn draw(&self) -> String {
         let widths: Vec<usize> = (0..self.header.len())
             .map(|i| {
                 std::iter::once(&self.header[i])
@@ -68,38 +101,54 @@ impl fmt::Display for Table {
                     .unwrap_or(0)
             })
             .collect();
-        let rule = |f: &mut fmt::Formatter<'_>, [left, fill, join, right]: [char; 4]| {
-            f.write_char(left)?;
+        let line_bytes: usize = widths.iter().map(|w| w + 5).sum::<usize>() + 4;
+        let mut out = String::with_capacity(line_bytes * (self.rows.len() + 4));
+        let rule = |out: &mut String, [left, fill, join, right]: [char; 4]| {
+            out.push(left);
             for (i, w) in widths.iter().enumerate() {
                 if i > 0 {
-                    f.write_char(join)?;
+                    out.push(join);
                 }
-                for _ in 0..w + 2 {
-                    f.write_char(fill)?;
-                }
+                out.extend(std::iter::repeat_n(fill, w + 2));
             }
-            f.write_char(right)
+            out.push(right);
         };
-        let line = |f: &mut fmt::Formatter<'_>, cells: &[Cell]| {
-            f.write_char('│')?;
+        let spaces = " ".repeat(widths.iter().max().map_or(0, |w| w + 1));
+        let line = |out: &mut String, cells: &[Cell]| {
+            out.push('│');
             for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
                 if i > 0 {
-                    f.write_char('┆')?;
+                    out.push('┆');
                 }
-                write!(f, " {}{:pad$} ", cell.text, "", pad = w - cell.width)?;
+                out.push(' ');
+                out.push_str(&cell.text);
+                out.push_str(&spaces[..w - cell.width + 1]);
             }
-            f.write_str("│\n")
+            out.push_str("│\n");
         };
-        rule(f, ['┌', '─', '┬', '┐'])?;
-        f.write_char('\n')?;
-        line(f, &self.header)?;
-        rule(f, ['╞', '═', '╪', '╡'])?;
-        f.write_char('\n')?;
-        for row in &self.rows {
-            line(f, row)?;
+        rule(&mut out, ['┌', '─', '┬', '┐']);
+        out.push('\n');
+        line(&mut out, &self.header);
+        rule(&mut out, ['╞', '═', '╪', '╡']);
+        out.push('\n');
+        // Long tables are drawn a thousand rows at a time on every core.
+        let chunks: Vec<String> = self
+            .rows
+            .par_chunks(1024)
+            .map(|rows| {
+                let mut text = String::with_capacity(line_bytes * rows.len());
+                for row in rows {
+                    line(&mut text, row);
+                }
+                text
+            })
+            .collect();
+        for chunk in chunks {
+            out.push_str(&chunk);
         }
         // Like the rest of the output, the caller ends the last line.
-        rule(f, ['└', '─', '┴', '┘'])
+        rule(&mut out, ['└', '─', '┴', '┘']);
+        out
     }
 }
 
