@@ -235,7 +235,7 @@ fn specials(word: u64) -> u64 {
 
 /// A bit for each of the sixteen bytes at `pos` that is not plain
 /// ([`is_plain`]); `None` when fewer than sixteen bytes are left.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 fn specials_16(s: &[u8], pos: usize) -> Option<u32> {
     use std::arch::x86_64::{
@@ -243,7 +243,7 @@ fn specials_16(s: &[u8], pos: usize) -> Option<u32> {
         _mm_set1_epi8,
     };
     let chunk = s.get(pos..pos + 16)?;
-    // SAFETY: SSE2 is part of every x86-64 CPU, and `chunk` holds the
+    // SAFETY: this build has SSE2 (the cfg), and `chunk` holds the
     // sixteen bytes the unaligned load reads.
     let mask = unsafe {
         let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
@@ -284,7 +284,7 @@ fn is_plain(b: u8) -> bool {
 /// then eight at a time; `None` when the line ends first.
 #[inline]
 fn skip_plain(s: &[u8], mut pos: usize) -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     while let Some(flags) = specials_16(s, pos) {
         if flags != 0 {
             return Some(pos + flags.trailing_zeros() as usize);
@@ -309,13 +309,13 @@ fn skip_plain(s: &[u8], mut pos: usize) -> Option<usize> {
 /// full of 64-bit hashes written as twenty digits.
 #[inline]
 fn skip_digits(s: &[u8], mut pos: usize) -> usize {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     while let Some(chunk) = s.get(pos..pos + 16) {
         use std::arch::x86_64::{
             __m128i, _mm_and_si128, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
             _mm_movemask_epi8, _mm_set1_epi8,
         };
-        // SAFETY: SSE2 is part of every x86-64 CPU, and `chunk` holds the
+        // SAFETY: this build has SSE2 (the cfg), and `chunk` holds the
         // sixteen bytes the unaligned load reads.
         let digits = unsafe {
             let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
@@ -339,11 +339,11 @@ fn skip_digits(s: &[u8], mut pos: usize) -> usize {
 /// Decodes 64 lowercase hex characters (uppercase is not an id).
 #[inline]
 fn decode_id(hex: &[u8]) -> Option<WorkId> {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     {
         decode_id_sse2(hex)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     {
         decode_id_scalar(hex)
     }
@@ -351,7 +351,7 @@ fn decode_id(hex: &[u8]) -> Option<WorkId> {
 
 /// [`decode_id`] one character pair at a time: the reference for the
 /// SSE2 version, and what other CPUs run.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 fn decode_id_scalar(hex: &[u8]) -> Option<WorkId> {
     if hex.len() != 64 {
         return None;
@@ -368,7 +368,7 @@ fn decode_id_scalar(hex: &[u8]) -> Option<WorkId> {
 }
 
 /// [`decode_id`] sixteen characters at a time.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 fn decode_id_sse2(hex: &[u8]) -> Option<WorkId> {
     use std::arch::x86_64::{
         __m128i, _mm_and_si128, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
@@ -380,7 +380,7 @@ fn decode_id_sse2(hex: &[u8]) -> Option<WorkId> {
     }
     let mut out = [0u8; 32];
     let mut valid = 0xFFFF_u32;
-    // SAFETY: SSE2 is part of every x86-64 CPU; each load reads sixteen of
+    // SAFETY: this build has SSE2 (the cfg); each load reads sixteen of
     // `hex`'s 64 bytes and each store writes sixteen of `out`'s 32.
     unsafe {
         // Sixteen characters to sixteen nibble values, noting any character
@@ -465,7 +465,8 @@ pub fn payload_member<'a>(object: &'a [u8], name: &[u8]) -> Option<Option<&'a [u
     payload_members(object, [name]).map(|[found]| found)
 }
 
-/// [`payload_member`] for several names in one pass over the object.
+/// [`payload_member`] for several (distinct) names in one pass over the
+/// object.
 pub fn payload_members<'a, const N: usize>(
     object: &'a [u8],
     names: [&[u8]; N],

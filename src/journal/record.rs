@@ -75,11 +75,11 @@ impl WorkId {
     /// The hex form in a stack buffer.
     #[inline]
     pub fn hex_bytes(&self) -> [u8; 64] {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         {
             self.hex_bytes_sse2()
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
         {
             self.hex_bytes_scalar()
         }
@@ -87,7 +87,7 @@ impl WorkId {
 
     /// [`WorkId::hex_bytes`] a byte at a time: the reference for the SSE2
     /// version, and what other CPUs run.
-    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
     fn hex_bytes_scalar(&self) -> [u8; 64] {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut out = [0u8; 64];
@@ -100,14 +100,14 @@ impl WorkId {
 
     /// [`WorkId::hex_bytes`] sixteen bytes at a time (the state digest
     /// writes millions of ids).
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     fn hex_bytes_sse2(&self) -> [u8; 64] {
         use std::arch::x86_64::{
             __m128i, _mm_add_epi8, _mm_and_si128, _mm_cmpgt_epi8, _mm_loadu_si128, _mm_set1_epi8,
             _mm_srli_epi16, _mm_storeu_si128, _mm_unpackhi_epi8, _mm_unpacklo_epi8,
         };
         let mut out = [0u8; 64];
-        // SAFETY: SSE2 is part of every x86-64 CPU; each load reads sixteen
+        // SAFETY: this build has SSE2 (the cfg); each load reads sixteen
         // of the id's 32 bytes and each store writes sixteen of `out`'s 64.
         unsafe {
             let low_nibble = _mm_set1_epi8(0x0F);
