@@ -152,17 +152,19 @@ pub fn failpoint(name: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// Whether the failpoint `name` is set to `action` (tests only).
+fn failpoint_is(name: &str, action: &str) -> bool {
+    std::env::var("LEASEJOURNAL_FAILPOINTS").is_ok_and(|spec| {
+        spec.split(',')
+            .any(|item| item.split_once('=') == Some((name, action)))
+    })
+}
+
 /// The failpoint action `truncate` at `name`: cuts `file` to half its
 /// length, so the tests can show that a result which does not replay to
 /// the plan is never published.
 fn truncate_point(name: &str, file: &File) -> io::Result<()> {
-    let Ok(spec) = std::env::var("LEASEJOURNAL_FAILPOINTS") else {
-        return Ok(());
-    };
-    if spec
-        .split(',')
-        .any(|item| item == format!("{name}=truncate"))
-    {
+    if failpoint_is(name, "truncate") {
         let len = file.metadata()?.len();
         file.set_len(len / 2)?;
     }
@@ -401,6 +403,13 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
 /// fsynced. `like` gives the mode and owner to keep (the original's);
 /// `None` for a new file (mode 0644 less the umask). `must_not_exist`
 /// refuses to replace an existing `target`.
+///
+/// `produce` runs while the check waits for its bytes: it must not wait for
+/// anything the check does, nor use the global rayon pool, whose threads
+/// the check's scan may be holding while it waits. The check reads each
+/// byte once, as soon as it is written; the temporary file is ours alone
+/// (created `O_EXCL` under the master's lock), and the length is compared
+/// again before the rename.
 pub fn replace(
     target: &Path,
     like: Option<&fs::Metadata>,
@@ -442,8 +451,10 @@ pub fn replace(
                 .map_err(io_err(&temp, "keep the mode"))?;
         }
         let progress = Progress::default();
+        // Read back through the descriptor that wrote it: the same file,
+        // whatever happens to its name.
         let reread = Reread {
-            file: File::open(&temp).map_err(io_err(&temp, "re-read the temporary file"))?,
+            file: &file,
             progress: &progress,
             pos: 0,
         };
@@ -458,14 +469,20 @@ pub fn replace(
             taken.map(|(check, mut reread)| (check(&mut reread), reread.pos))
         };
         let (written, checked) = std::thread::scope(|scope| {
-            let checking = std::thread::Builder::new()
-                .spawn_scoped(scope, run_check)
-                .ok();
+            let checking = if failpoint_is("check-thread", "none") {
+                None
+            } else {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, run_check)
+                    .ok()
+            };
             let written = write_temp(&file, &temp, &progress, produce);
             let checked = match checking {
                 Some(thread) => thread
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                // A failed write needs no check.
+                None if written.is_err() => None,
                 None => run_check(),
             };
             (written, checked)
@@ -615,7 +632,7 @@ impl Write for Reporting<'_> {
 /// the end of what was written; a file that turns out shorter, or a write
 /// that was abandoned, is a read error.
 pub struct Reread<'a> {
-    file: File,
+    file: &'a File,
     progress: &'a Progress,
     pos: u64,
 }
@@ -646,7 +663,7 @@ impl io::Read for Reread<'_> {
         let want = buf
             .len()
             .min(usize::try_from(available).unwrap_or(usize::MAX));
-        let n = io::Read::read(&mut self.file, &mut buf[..want])?;
+        let n = std::os::unix::fs::FileExt::read_at(self.file, &mut buf[..want], self.pos)?;
         if n == 0 && want > 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
@@ -669,7 +686,7 @@ impl Drop for RemoveOnDrop {
     }
 }
 
-/// What the check of a finished temporary file decides.
+/// What the check of a temporary file decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Publish {
     /// Rename it over the target.

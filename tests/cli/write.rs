@@ -542,25 +542,51 @@ fn a_result_that_does_not_replay_to_the_plan_is_never_published() {
         ),
         ("fidelity/j000/journal.jsonl", &["compact", "--output"]),
     ];
-    for (source, args) in cases {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("journal.jsonl");
-        fs::copy(fixture(source), &path).unwrap();
-        let before = fs::read(&path).unwrap();
-        let mut cmd = lj();
-        cmd.args(args);
-        if args.contains(&"--output") {
-            cmd.arg(dir.path().join("out.jsonl"));
+    // The check reads the file while it is written, or, with no thread to
+    // spare (`check-thread=none`), once it is written.
+    for failpoints in [
+        "temp-written=truncate",
+        "check-thread=none,temp-written=truncate",
+    ] {
+        for (source, args) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("journal.jsonl");
+            fs::copy(fixture(source), &path).unwrap();
+            let before = fs::read(&path).unwrap();
+            let mut cmd = lj();
+            cmd.args(args);
+            if args.contains(&"--output") {
+                cmd.arg(dir.path().join("out.jsonl"));
+            }
+            cmd.arg(&path)
+                .env("LEASEJOURNAL_FAILPOINTS", failpoints)
+                .assert()
+                .code(2)
+                .stderr(contains("does not replay to the planned state"));
+            assert_eq!(fs::read(&path).unwrap(), before, "{args:?}");
+            assert!(temps(dir.path()).is_empty(), "{args:?}");
+            assert!(!dir.path().join("out.jsonl").exists());
         }
-        cmd.arg(&path)
-            .env("LEASEJOURNAL_FAILPOINTS", "temp-written=truncate")
-            .assert()
-            .code(2)
-            .stderr(contains("does not replay to the planned state"));
-        assert_eq!(fs::read(&path).unwrap(), before, "{args:?}");
-        assert!(temps(dir.path()).is_empty(), "{args:?}");
-        assert!(!dir.path().join("out.jsonl").exists());
     }
+}
+
+#[test]
+fn without_a_thread_for_the_check_the_result_is_checked_after_it_is_written() {
+    let dir = copy_dir(&fixture("fidelity/j000"));
+    let path = dir.path().join("journal.jsonl");
+    let out_file = dir.path().join("compacted.out");
+    lj().args(["compact", "--drop-completed", "--output"])
+        .arg(&out_file)
+        .arg(&path)
+        .env("LEASEJOURNAL_FAILPOINTS", "check-thread=none")
+        .assert()
+        .success()
+        .stderr("");
+    assert_eq!(
+        fs::read(&out_file).unwrap(),
+        fs::read(dir.path().join("compacted.jsonl")).unwrap()
+    );
+    assert!(temps(dir.path()).is_empty());
 }
 
 #[test]
