@@ -116,7 +116,8 @@ pub fn plan(replay: Replay, lines: u64, bytes: u64, drop_completed: bool) -> Res
     })
 }
 
-fn lease_bytes(id: &WorkId, a: &Active) -> Vec<u8> {
+/// The line compaction writes for an active lease.
+pub fn lease_bytes(id: &WorkId, a: &Active) -> Vec<u8> {
     encode::lease_line(id, &a.worker, a.time, &a.attempts, a.clock, &a.payload)
 }
 
@@ -124,13 +125,26 @@ fn lease_bytes(id: &WorkId, a: &Active) -> Vec<u8> {
 /// re-encoded canonically, then the active leases sorted by id. `src` is
 /// the same file the plan was made from.
 pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
+    write_result_in_blocks(src, plan, out, BlockReader::<&[u8]>::DEFAULT_BLOCK)
+}
+
+/// [`write_result`], reading the source in blocks of about `block_size`
+/// bytes (the tests use tiny ones, so that runs of kept lines meet block
+/// ends).
+pub fn write_result_in_blocks(
+    src: impl Read,
+    plan: &Plan,
+    out: &mut dyn Write,
+    block_size: usize,
+) -> io::Result<()> {
     let mut wanted = plan.keep_offsets.iter().peekable();
-    let mut reader = BlockReader::new(src);
+    let mut reader = BlockReader::with_block_size(src, block_size);
     while wanted.peek().is_some()
         && let Some(block) = reader.next_block()?
     {
         let data = block.bytes();
-        // Consecutive lines copied as they stand go out in one write.
+        // Consecutive lines copied as they stand go out in one write; an
+        // empty run is extended only by a line at the block's start.
         let mut run = 0..0;
         for span in &block.spans {
             let Some(&kept) = wanted.next_if(|&&o| o & !VERBATIM == span.offset) else {
@@ -164,8 +178,8 @@ pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Res
 
 /// Writes a kept line that cannot be copied with its terminator: a
 /// verbatim record that ends otherwise than in `\n`, or a record to
-/// re-encode.
-fn write_kept_line(
+/// re-encode (`number` names the line in errors).
+pub fn write_kept_line(
     content: &[u8],
     number: u64,
     verbatim: bool,

@@ -464,11 +464,18 @@ struct JournalChecks<'s> {
     deferred: bool,
     findings: Findings,
     last_unix_time: Option<f64>,
+    /// Take the shortcut for plain records ([`JournalChecks::plain_unix_time`]);
+    /// off only to check that the shortcut changes nothing.
+    shortcut: bool,
 }
 
 impl Observer for JournalChecks<'_> {
     fn line(&mut self, event: &LineEvent<'_>) {
-        if let Some(t) = self.plain_unix_time(event) {
+        // Every check below must either pass on a plain record or be
+        // repeated in `plain_unix_time`'s conditions.
+        if self.shortcut
+            && let Some(t) = self.plain_unix_time(event)
+        {
             // Nearly every line: only the clock can be wrong.
             if self
                 .last_unix_time
@@ -621,6 +628,43 @@ impl JournalChecks<'_> {
     }
 }
 
+/// Checks a journal's lines with and without the shortcut for plain
+/// records and panics unless the findings agree (for the tests and the
+/// fuzzer). Runs every example (`--max-examples 0`) on both clocks' edges:
+/// a skew of zero.
+pub fn check_shortcut(data: &[u8], deferred: bool) {
+    struct Both<'s>(JournalChecks<'s>, JournalChecks<'s>);
+    impl Observer for Both<'_> {
+        fn line(&mut self, event: &LineEvent<'_>) {
+            self.0.line(event);
+            self.1.line(event);
+        }
+    }
+    let settings = Settings {
+        now: 1.9e9,
+        ttl: 3600.0,
+        skew: 0.0,
+        max_examples: 0,
+        ignore: BTreeSet::new(),
+    };
+    let checks = |shortcut| JournalChecks {
+        settings: &settings,
+        file: "journal".into(),
+        deferred,
+        findings: Findings::default(),
+        last_unix_time: None,
+        shortcut,
+    };
+    let mut both = Both(checks(true), checks(false));
+    journal::scan(data, &mut both).expect("reading bytes");
+    let describe = |f: &Findings| format!("{:?} {:?} {:?}", f.examples, f.counts, f.by_severity);
+    assert_eq!(
+        describe(&both.0.findings),
+        describe(&both.1.findings),
+        "the shortcut for plain records changes the findings"
+    );
+}
+
 fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
     match (&event.classified.kind, event.effect) {
         (
@@ -699,6 +743,7 @@ pub fn journal<R: Read + Send>(
         deferred,
         findings: Findings::default(),
         last_unix_time: None,
+        shortcut: true,
     };
     let scan = journal::scan(src, &mut checks)?;
     let mut findings = checks.findings;

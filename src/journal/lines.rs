@@ -90,6 +90,11 @@ pub struct BlockReader<R> {
     target: usize,
 }
 
+impl<R> BlockReader<R> {
+    /// Target size of a block unless another is given.
+    pub const DEFAULT_BLOCK: usize = BLOCK;
+}
+
 impl<R: Read> BlockReader<R> {
     /// Reads blocks from `src`.
     pub fn new(src: R) -> Self {

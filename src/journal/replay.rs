@@ -29,7 +29,9 @@ pub struct Active {
     pub line: u64,
     /// Byte offset of that line.
     pub offset: u64,
-    /// Canonical payload bytes.
+    /// Canonical payload bytes. During a scan a block's new leases hold
+    /// theirs in the block until the block is settled; a finished scan's
+    /// replay holds every payload.
     pub payload: Box<[u8]>,
     /// Whether the lease line is exactly what compaction would write.
     pub verbatim: bool,
@@ -77,13 +79,21 @@ pub enum Effect {
     },
 }
 
-/// Hashes the replay's ids by eight of their bytes, mixed with a seed drawn
-/// per process. Every id the replay stores is the SHA-256 of a payload that
-/// was checked against it (a lease is accepted only then, and only active
-/// ids complete), so any eight of its bytes are already uniform and hashing
-/// all 32 buys nothing. Ids that are only looked up (a `done` for an unknown
+/// Hashes the replay's ids by eight of their bytes, mixed with a random
+/// seed. Every id the replay stores is the SHA-256 of a payload that was
+/// checked against it (a lease is accepted only then, and only active ids
+/// complete), so any eight of its bytes are already uniform and hashing all
+/// 32 buys nothing. Ids that are only looked up (a `done` for an unknown
 /// id) can be anything, but a lookup costs what the stored ids' clusters
 /// cost, which the seed keeps out of anyone's reach.
+///
+/// # Invariant
+///
+/// Only verified ids may be inserted into a map with this hasher: ids that
+/// agree in those eight bytes all land in one bucket chain, so inserting
+/// ids from anywhere else (a snapshot, another tool's file) would let a
+/// crafted file make every insert slow. [`Replay::apply`] is the one
+/// writer.
 #[derive(Clone, Debug, Default)]
 pub struct IdState(RandomState);
 
@@ -228,9 +238,9 @@ impl<V> Sharded<V> {
         self.shards.iter().flat_map(|shard| shard.iter())
     }
 
-    /// Calls `f` with each table's ids, sorted, in order: one core sorts
-    /// the next table while `f` runs on the other. Two buffers take turns,
-    /// so memory holds two tables' ids at most.
+    /// Calls `f` with each table's ids, sorted, in order, while the next
+    /// table is sorted on another core. Two buffers take turns, so memory
+    /// holds two tables' ids at most.
     fn for_each_sorted_run(&self, mut f: impl FnMut(&[WorkId]) + Send)
     where
         V: Sync,
@@ -334,7 +344,8 @@ impl Completed {
         }
     }
 
-    /// Marks `id` completed by the records at `site`.
+    /// Marks `id` completed by the records at `site` (a verified id: see
+    /// [`IdState`]).
     pub fn insert(&mut self, id: WorkId, site: &Completion) {
         match &mut self.0 {
             Inner::Ids(ids) => {
@@ -422,7 +433,7 @@ impl Completed {
 /// The replay state: what upstream's loader holds after reading the file.
 #[derive(Clone, Debug, Default)]
 pub struct Replay {
-    /// Active leases.
+    /// Active leases (insert only verified ids: see [`IdState`]).
     pub active: HashMap<WorkId, Active, IdState>,
     /// Completed ids.
     pub completed: Completed,
@@ -595,6 +606,7 @@ impl Replay {
     /// The completed ids are sorted a sixteenth at a time
     /// ([`Completed::for_each_sorted_run`]), never copied whole.
     pub fn digest(&self) -> String {
+        debug_assert!(self.deferred.is_empty(), "a block was not settled");
         let mut h = StateHasher::new(self.active_sorted().into_iter());
         self.completed.for_each_sorted_run(|ids| h.completed(ids));
         h.finish()
@@ -602,6 +614,7 @@ impl Replay {
 
     /// Active ids in id order.
     pub fn active_sorted(&self) -> Vec<(&WorkId, &Active)> {
+        debug_assert!(self.deferred.is_empty(), "a block was not settled");
         let mut v: Vec<_> = self.active.iter().collect();
         v.sort_unstable_by_key(|(id, _)| **id);
         v
