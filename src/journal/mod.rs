@@ -342,12 +342,16 @@ pub fn scan_with<R: Read + Send>(
     Ok(Scan { replay, summary })
 }
 
+/// Classifies a block's lines on every core. The pieces are small (eight
+/// lines and up), so that the core that finishes replaying the previous
+/// block finds work left to take: with pieces of hundreds of lines, one
+/// core often waited for the other's last piece.
 fn classify_parallel(block: &Block) -> Vec<Classified> {
     use rayon::prelude::*;
     block
         .spans
         .par_iter()
-        .with_min_len(512)
+        .with_min_len(8)
         .map(|span| classify(block.content(span)))
         .collect()
 }
