@@ -466,7 +466,16 @@ pub fn replace(
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .take();
-            taken.map(|(check, mut reread)| (check(&mut reread), reread.pos))
+            taken.map(|(check, mut reread)| {
+                // A check that refuses (or panics) stops the writer: there
+                // is no point writing the rest.
+                let mut refuse = RefuseOnDrop(Some(&progress));
+                let verdict = check(&mut reread);
+                if verdict.is_ok() {
+                    refuse.0 = None;
+                }
+                (verdict, reread.pos)
+            })
         };
         let (written, checked) = std::thread::scope(|scope| {
             let checking = if failpoint_is("check-thread", "none") {
@@ -487,8 +496,18 @@ pub fn replace(
             };
             (written, checked)
         });
+        // The write's own failure comes first, unless the check refused
+        // the file while it was being written and so stopped the write.
+        if progress.lock().refused
+            && let Some((Err(detail), _)) = &checked
+        {
+            return Err(WriteError::Verify {
+                path: target.to_path_buf(),
+                detail: detail.clone(),
+            });
+        }
         let len = written?;
-        let (verdict, read) = checked.expect("the check runs exactly once");
+        let (verdict, read) = checked.expect("a finished write is checked");
         let publish = verdict.map_err(|detail| WriteError::Verify {
             path: target.to_path_buf(),
             detail,
@@ -565,6 +584,8 @@ struct Progress {
 struct Written {
     len: u64,
     end: Option<End>,
+    /// The check refused the file before the write ended.
+    refused: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -596,6 +617,22 @@ impl Progress {
     }
 }
 
+/// Marks the file refused when dropped (after a refusal or a panic in the
+/// check) if it is still being written, so that the writer stops; unless
+/// it was taken out because the check accepted the file.
+struct RefuseOnDrop<'a>(Option<&'a Progress>);
+
+impl Drop for RefuseOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(progress) = self.0 {
+            let mut state = progress.lock();
+            if state.end.is_none() {
+                state.refused = true;
+            }
+        }
+    }
+}
+
 /// Ends the write as abandoned when dropped (after an error or a panic in
 /// `produce`), unless it was taken out because the write finished.
 struct AbandonOnDrop<'a>(Option<&'a Progress>);
@@ -616,6 +653,9 @@ struct Reporting<'a> {
 
 impl Write for Reporting<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.progress.lock().refused {
+            return Err(io::Error::other("the re-read check refused the file"));
+        }
         let n = (&mut &*self.file).write(buf)?;
         self.progress.grew(n);
         Ok(n)
@@ -858,6 +898,38 @@ mod tests {
         assert!(panicked.is_err());
         assert_eq!(fs::read(&target).unwrap(), b"before\n");
         assert_eq!(entries(dir.path()), ["journal.jsonl"]);
+    }
+
+    #[test]
+    fn a_check_that_refuses_stops_the_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("journal.jsonl");
+        let piece = vec![b'x'; 64 << 10];
+        let mut written = 0usize;
+        let refused = replace(
+            &target,
+            None,
+            true,
+            |out| {
+                // 256 MiB, unless the refusal stops it.
+                for _ in 0..4096 {
+                    out.write_all(&piece)?;
+                    written += piece.len();
+                }
+                Ok(())
+            },
+            |f| {
+                let mut first = [0u8; 10];
+                io::Read::read_exact(f, &mut first).map_err(|e| e.to_string())?;
+                Err("not what was planned".into())
+            },
+        );
+        assert!(
+            matches!(&refused, Err(WriteError::Verify { detail, .. }) if detail == "not what was planned"),
+            "{refused:?}"
+        );
+        assert!(written < 128 << 20, "the write went on: {written} bytes");
+        assert!(entries(dir.path()).is_empty());
     }
 
     #[test]
