@@ -346,7 +346,7 @@ impl Completed {
 
     /// Marks `id` completed by the records at `site` (a verified id: see
     /// [`IdState`]).
-    pub fn insert(&mut self, id: WorkId, site: &Completion) {
+    fn insert(&mut self, id: WorkId, site: &Completion) {
         match &mut self.0 {
             Inner::Ids(ids) => {
                 ids.shard_mut(&id).insert(id, ());
