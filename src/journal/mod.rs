@@ -20,7 +20,7 @@ pub use record::{
     Classified, Clock, ClockMarker, CorruptReason, Field, Lease, LeaseRejection, Lenient, LineKind,
     Op, Payload, Record, WorkId, classify, classify_fast, classify_general,
 };
-pub use replay::{Active, Completed, Completion, Effect, Replay, state_digest};
+pub use replay::{Active, Completed, Completion, Effect, IdState, Replay, state_digest};
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};

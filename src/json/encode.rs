@@ -246,7 +246,7 @@ pub fn is_float_repr(text: &str, f: f64) -> bool {
 /// The value of `text` when `text` is Python's `repr` of it (finite), else
 /// `None`. Most times and payload floats are short fixed-notation decimals,
 /// which are checked, and usually valued, by their digits alone
-/// ([`short_fixed_repr`]).
+/// (`short_fixed_repr`).
 pub fn float_repr_value(text: &[u8]) -> Option<f64> {
     if let Some(short) = short_fixed_repr(text) {
         return short
