@@ -196,8 +196,20 @@ struct Sharded<V> {
     shards: Vec<HashMap<WorkId, V, IdState>>,
 }
 
-/// Tables in a [`Sharded`] map.
+/// Tables in a [`Sharded`] map or an [`IdSet`].
 const SHARDS: usize = 16;
+
+/// The table an id belongs to: its first four bits.
+#[inline]
+fn shard_of(id: &WorkId) -> usize {
+    usize::from(id.0[0] >> 4)
+}
+
+/// Room to reserve in each table for about `n` ids in all, with some
+/// slack: the tables do not fill exactly evenly.
+fn per_shard(n: usize) -> usize {
+    n / SHARDS + n / SHARDS / 16 + 16
+}
 
 impl<V> Sharded<V> {
     fn new() -> Self {
@@ -208,26 +220,18 @@ impl<V> Sharded<V> {
 
     /// Room for about `n` ids in all.
     fn reserve(&mut self, n: usize) {
-        // Some slack: the tables do not fill exactly evenly.
-        let each = n / SHARDS + n / SHARDS / 16 + 16;
-        for shard in &mut self.shards {
-            shard.reserve(each);
-        }
+        let each = per_shard(n);
+        self.shards.iter_mut().for_each(|s| s.reserve(each));
     }
 
     #[inline]
     fn shard(&self, id: &WorkId) -> &HashMap<WorkId, V, IdState> {
-        &self.shards[Self::index(id)]
-    }
-
-    #[inline]
-    fn index(id: &WorkId) -> usize {
-        usize::from(id.0[0] >> 4)
+        &self.shards[shard_of(id)]
     }
 
     #[inline]
     fn shard_mut(&mut self, id: &WorkId) -> &mut HashMap<WorkId, V, IdState> {
-        &mut self.shards[Self::index(id)]
+        &mut self.shards[shard_of(id)]
     }
 
     fn len(&self) -> usize {
@@ -238,47 +242,190 @@ impl<V> Sharded<V> {
         self.shards.iter().flat_map(|shard| shard.iter())
     }
 
-    /// Calls `f` with each table's ids, sorted, in order, while the next
-    /// table is sorted on another core. Two buffers take turns, so memory
-    /// holds two tables' ids at most.
-    fn for_each_sorted_run(&self, mut f: impl FnMut(&[WorkId]) + Send)
-    where
-        V: Sync,
-    {
-        let sort_into = |ids: &mut Vec<WorkId>, shard: &HashMap<WorkId, V, IdState>| {
-            ids.clear();
-            ids.extend(shard.keys().copied());
-            ids.sort_unstable();
-        };
-        let (mut current, mut next) = (Vec::new(), Vec::new());
-        let mut shards = self.shards.iter();
-        if let Some(first) = shards.next() {
-            sort_into(&mut current, first);
+    /// Its tables' ids, copied into `out`.
+    fn keys_into(shard: &HashMap<WorkId, V, IdState>, out: &mut Vec<WorkId>) {
+        out.extend(shard.keys().copied());
+    }
+}
+
+/// Calls `f` with each table's ids, sorted, in order, while the next table
+/// is sorted on another core. Two buffers take turns, so memory holds two
+/// tables' ids at most. `keys` copies a table's ids into a buffer.
+fn for_each_sorted_run<S: Sync>(
+    shards: &[S],
+    keys: impl Fn(&S, &mut Vec<WorkId>) + Sync,
+    mut f: impl FnMut(&[WorkId]) + Send,
+) {
+    let sort_into = |ids: &mut Vec<WorkId>, shard: &S| {
+        ids.clear();
+        keys(shard, ids);
+        ids.sort_unstable();
+    };
+    let (mut current, mut next) = (Vec::new(), Vec::new());
+    let mut shards = shards.iter();
+    if let Some(first) = shards.next() {
+        sort_into(&mut current, first);
+    }
+    loop {
+        let following = shards.next();
+        rayon::join(
+            || {
+                if let Some(shard) = following {
+                    sort_into(&mut next, shard);
+                }
+            },
+            || f(&current),
+        );
+        if following.is_none() {
+            return;
         }
-        loop {
-            let following = shards.next();
-            rayon::join(
-                || {
-                    if let Some(shard) = following {
-                        sort_into(&mut next, shard);
-                    }
-                },
-                || f(&current),
-            );
-            if following.is_none() {
-                return;
+        std::mem::swap(&mut current, &mut next);
+    }
+}
+
+/// Each table's ids, sorted on every core, one table after another.
+fn sorted<'a, S>(
+    shards: &'a [S],
+    keys: impl Fn(&S, &mut Vec<WorkId>) + 'a,
+) -> impl Iterator<Item = WorkId> + 'a {
+    use rayon::slice::ParallelSliceMut;
+    shards.iter().flat_map(move |shard| {
+        let mut ids = Vec::new();
+        keys(shard, &mut ids);
+        ids.par_sort_unstable();
+        ids
+    })
+}
+
+/// The completed ids alone (what every command but compaction keeps), in
+/// [`SHARDS`] tables by the id's first four bits like [`Sharded`]. Each
+/// table keeps its ids in a dense vector in the order they came and hashes
+/// only their positions and 32 bits of each hash, 8 bytes a slot: a new id
+/// is then one write into a table a quarter the size of one that held the
+/// ids themselves, plus an append. Those inserts, one per completed id,
+/// missed the caches and were the replay's costliest step. Removing an id
+/// moves the last one into its place.
+#[derive(Clone, Debug)]
+struct IdSet {
+    shards: Vec<IdTable>,
+}
+
+/// One table of an [`IdSet`].
+#[derive(Clone, Debug, Default)]
+struct IdTable {
+    ids: Vec<WorkId>,
+    /// (position in `ids`, hash bits) of every id.
+    slots: hashbrown::HashTable<(u32, u32)>,
+}
+
+impl IdTable {
+    /// 32 bits of the id (the ids are verified SHA-256s: see [`IdState`]),
+    /// mixed with a per-process seed so that ids that are only looked up
+    /// cannot be aimed at a bucket.
+    #[inline]
+    fn bits(id: &WorkId) -> u32 {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&id.0[8..12]);
+        u32::from_le_bytes(b) ^ id_seed()
+    }
+
+    /// The table's hash, rebuilt from the stored bits so that growing
+    /// never reads the ids: the bits both high (where the tags come from)
+    /// and low (the buckets).
+    #[inline]
+    fn hash(bits: u32) -> u64 {
+        u64::from(bits) << 32 | u64::from(bits)
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.ids.reserve(n);
+        self.slots.reserve(n, |&(_, bits)| Self::hash(bits));
+    }
+
+    #[inline]
+    fn contains(&self, id: &WorkId) -> bool {
+        let bits = Self::bits(id);
+        self.slots
+            .find(Self::hash(bits), |&(at, b)| {
+                b == bits && self.ids[at as usize] == *id
+            })
+            .is_some()
+    }
+
+    #[inline]
+    fn insert(&mut self, id: WorkId) {
+        if self.contains(&id) {
+            return;
+        }
+        // 4 G ids would be 128 GiB of ids in this one table: memory runs
+        // out long before a position does not fit.
+        let at = u32::try_from(self.ids.len()).expect("fewer than 4 G ids in a table");
+        let bits = Self::bits(&id);
+        self.ids.push(id);
+        self.slots
+            .insert_unique(Self::hash(bits), (at, bits), |&(_, b)| Self::hash(b));
+    }
+
+    #[inline]
+    fn remove(&mut self, id: &WorkId) -> bool {
+        let bits = Self::bits(id);
+        let ids = &self.ids;
+        let Ok(entry) = self.slots.find_entry(Self::hash(bits), |&(at, b)| {
+            b == bits && ids[at as usize] == *id
+        }) else {
+            return false;
+        };
+        let ((at, _), _) = entry.remove();
+        let at = at as usize;
+        let last = self.ids.len() - 1;
+        if at != last {
+            // The last id moves into the gap, and its slot follows it.
+            let moved = Self::bits(&self.ids[last]);
+            if let Some(slot) = self.slots.find_mut(Self::hash(moved), |&(p, b)| {
+                b == moved && p as usize == last
+            }) {
+                slot.0 = at as u32;
             }
-            std::mem::swap(&mut current, &mut next);
+        }
+        self.ids.swap_remove(at);
+        true
+    }
+}
+
+/// The per-process seed of [`IdTable::bits`].
+fn id_seed() -> u32 {
+    static SEED: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *SEED.get_or_init(|| RandomState::default().hash_one(0u64) as u32)
+}
+
+impl IdSet {
+    fn new() -> IdSet {
+        IdSet {
+            shards: (0..SHARDS).map(|_| IdTable::default()).collect(),
         }
     }
 
-    fn sorted(&self) -> impl Iterator<Item = WorkId> + '_ {
-        use rayon::slice::ParallelSliceMut;
-        self.shards.iter().flat_map(|shard| {
-            let mut ids: Vec<WorkId> = shard.keys().copied().collect();
-            ids.par_sort_unstable();
-            ids
-        })
+    fn reserve(&mut self, n: usize) {
+        let each = per_shard(n);
+        self.shards.iter_mut().for_each(|s| s.reserve(each));
+    }
+
+    #[inline]
+    fn shard(&self, id: &WorkId) -> &IdTable {
+        &self.shards[shard_of(id)]
+    }
+
+    #[inline]
+    fn shard_mut(&mut self, id: &WorkId) -> &mut IdTable {
+        &mut self.shards[shard_of(id)]
+    }
+
+    fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.ids.len()).sum()
+    }
+
+    fn keys_into(shard: &IdTable, out: &mut Vec<WorkId>) {
+        out.extend_from_slice(&shard.ids);
     }
 }
 
@@ -289,7 +436,7 @@ pub struct Completed(Inner);
 #[derive(Clone, Debug)]
 enum Inner {
     /// Only the ids (what reports need).
-    Ids(Sharded<()>),
+    Ids(IdSet),
     /// Each id with its [`Completion`].
     Sites {
         /// The ids and their sites.
@@ -302,7 +449,7 @@ enum Inner {
 
 impl Default for Completed {
     fn default() -> Self {
-        Completed(Inner::Ids(Sharded::new()))
+        Completed(Inner::Ids(IdSet::new()))
     }
 }
 
@@ -339,7 +486,7 @@ impl Completed {
     /// Whether `id` is completed.
     pub fn contains(&self, id: &WorkId) -> bool {
         match &self.0 {
-            Inner::Ids(ids) => ids.shard(id).contains_key(id),
+            Inner::Ids(ids) => ids.shard(id).contains(id),
             Inner::Sites { sites, .. } => sites.shard(id).contains_key(id),
         }
     }
@@ -348,9 +495,7 @@ impl Completed {
     /// [`IdState`]).
     fn insert(&mut self, id: WorkId, site: &Completion) {
         match &mut self.0 {
-            Inner::Ids(ids) => {
-                ids.shard_mut(&id).insert(id, ());
-            }
+            Inner::Ids(ids) => ids.shard_mut(&id).insert(id),
             Inner::Sites { sites, overflowed } => {
                 // An id whose records lie beyond what a site holds is still
                 // completed; only its site is lost, which `sites` reports.
@@ -366,7 +511,7 @@ impl Completed {
     /// Removes `id`; says whether it was completed.
     pub fn remove(&mut self, id: &WorkId) -> bool {
         match &mut self.0 {
-            Inner::Ids(ids) => ids.shard_mut(id).remove(id).is_some(),
+            Inner::Ids(ids) => ids.shard_mut(id).remove(id),
             Inner::Sites { sites, .. } => sites.shard_mut(id).remove(id).is_some(),
         }
     }
@@ -374,7 +519,7 @@ impl Completed {
     /// Forgets every id.
     pub fn clear(&mut self) {
         match &mut self.0 {
-            Inner::Ids(ids) => *ids = Sharded::new(),
+            Inner::Ids(ids) => *ids = IdSet::new(),
             Inner::Sites { sites, overflowed } => {
                 *sites = Sharded::new();
                 *overflowed = false;
@@ -385,7 +530,7 @@ impl Completed {
     /// The ids, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &WorkId> + '_ {
         let (ids, sites) = match &self.0 {
-            Inner::Ids(ids) => (Some(ids.iter().map(|(id, _)| id)), None),
+            Inner::Ids(ids) => (Some(ids.shards.iter().flat_map(|s| s.ids.iter())), None),
             Inner::Sites { sites, .. } => (None, Some(sites.iter().map(|(id, _)| id))),
         };
         ids.into_iter().flatten().chain(sites.into_iter().flatten())
@@ -395,8 +540,8 @@ impl Completed {
     /// core).
     pub fn sorted(&self) -> impl Iterator<Item = WorkId> + '_ {
         let (ids, sites) = match &self.0 {
-            Inner::Ids(ids) => (Some(ids.sorted()), None),
-            Inner::Sites { sites, .. } => (None, Some(sites.sorted())),
+            Inner::Ids(ids) => (Some(sorted(&ids.shards, IdSet::keys_into)), None),
+            Inner::Sites { sites, .. } => (None, Some(sorted(&sites.shards, Sharded::keys_into))),
         };
         ids.into_iter().flatten().chain(sites.into_iter().flatten())
     }
@@ -405,8 +550,8 @@ impl Completed {
     /// order (a table at a time, the next one sorted meanwhile).
     pub fn for_each_sorted_run(&self, f: impl FnMut(&[WorkId]) + Send) {
         match &self.0 {
-            Inner::Ids(ids) => ids.for_each_sorted_run(f),
-            Inner::Sites { sites, .. } => sites.for_each_sorted_run(f),
+            Inner::Ids(ids) => for_each_sorted_run(&ids.shards, IdSet::keys_into, f),
+            Inner::Sites { sites, .. } => for_each_sorted_run(&sites.shards, Sharded::keys_into, f),
         }
     }
 
@@ -795,6 +940,61 @@ mod tests {
         all.dedup();
         assert_eq!(c.sorted().collect::<Vec<_>>(), all);
         assert_eq!(c.len(), all.len());
+    }
+
+    #[test]
+    fn the_id_set_agrees_with_a_model_through_inserts_and_removals() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut ids = Vec::new();
+        for _ in 0..6000 {
+            let mut b = [0u8; 32];
+            for chunk in b.chunks_mut(8) {
+                chunk.copy_from_slice(&next().to_le_bytes());
+            }
+            ids.push(WorkId(b));
+        }
+        let site = Completion {
+            lease_offset: 0,
+            done_offset: 0,
+            lease_verbatim: false,
+            done_verbatim: false,
+        };
+        let mut set = Completed::default();
+        let mut model = std::collections::BTreeSet::new();
+        // Inserts (some twice), removals of present and absent ids in
+        // scattered order, so that removals move ids within their tables.
+        for round in 0..3 {
+            for (n, id) in ids.iter().enumerate() {
+                match (n as u64 + round) % 5 {
+                    0..=2 => {
+                        set.insert(*id, &site);
+                        model.insert(*id);
+                    }
+                    _ => {
+                        assert_eq!(set.remove(id), model.remove(id), "remove {id}");
+                    }
+                }
+                if n % 997 == 0 {
+                    for probe in &ids {
+                        assert_eq!(set.contains(probe), model.contains(probe));
+                    }
+                }
+            }
+            assert_eq!(set.len(), model.len());
+            assert!(set.sorted().eq(model.iter().copied()));
+            let mut seen: Vec<WorkId> = set.iter().copied().collect();
+            seen.sort_unstable();
+            assert!(seen.iter().eq(model.iter()));
+        }
+        let mut runs = Vec::new();
+        set.for_each_sorted_run(|run| runs.extend_from_slice(run));
+        assert!(runs.iter().eq(model.iter()));
     }
 
     #[test]
