@@ -186,131 +186,124 @@ impl PackedSite {
     }
 }
 
-/// A map from ids split into [`SHARDS`] tables by the id's first four bits.
-/// Ids are hashes, so the tables fill evenly; each grows on its own, and a
-/// growth step briefly holds two copies of one table, not of the whole map.
-/// The tables are ranges of ids, so the ids come out sorted one table at a
+/// Ids split into [`SHARDS`] tables by the id's first four bits. Ids are
+/// hashes, so the tables fill evenly; each grows on its own, and a growth
+/// step briefly holds two copies of one table, not of the whole set. The
+/// tables are ranges of ids, so the ids come out sorted one table at a
 /// time, with a sorted copy of one table at most.
 #[derive(Clone, Debug)]
-struct Sharded<V> {
-    shards: Vec<HashMap<WorkId, V, IdState>>,
+struct Shards<T> {
+    tables: Vec<T>,
 }
 
-/// Tables in a [`Sharded`] map or an [`IdSet`].
+/// Tables in a [`Shards`].
 const SHARDS: usize = 16;
 
-/// The table an id belongs to: its first four bits.
-#[inline]
-fn shard_of(id: &WorkId) -> usize {
-    usize::from(id.0[0] >> 4)
+/// What [`Shards`] needs of a table.
+trait Table {
+    /// Room for `n` more ids.
+    fn reserve(&mut self, n: usize);
+    /// Ids held.
+    fn len(&self) -> usize;
+    /// Copies the ids into `out`, in no particular order.
+    fn keys_into(&self, out: &mut Vec<WorkId>);
 }
 
-/// Room to reserve in each table for about `n` ids in all, with some
-/// slack: the tables do not fill exactly evenly.
-fn per_shard(n: usize) -> usize {
-    n / SHARDS + n / SHARDS / 16 + 16
+impl<V> Table for HashMap<WorkId, V, IdState> {
+    fn reserve(&mut self, n: usize) {
+        HashMap::reserve(self, n);
+    }
+
+    fn len(&self) -> usize {
+        HashMap::len(self)
+    }
+
+    fn keys_into(&self, out: &mut Vec<WorkId>) {
+        out.extend(self.keys().copied());
+    }
 }
 
-impl<V> Sharded<V> {
+impl<T: Table + Default> Shards<T> {
     fn new() -> Self {
-        Sharded {
-            shards: (0..SHARDS).map(|_| HashMap::default()).collect(),
+        Shards {
+            tables: (0..SHARDS).map(|_| T::default()).collect(),
         }
     }
 
     /// Room for about `n` ids in all.
     fn reserve(&mut self, n: usize) {
-        let each = per_shard(n);
-        self.shards.iter_mut().for_each(|s| s.reserve(each));
+        // Some slack: the tables do not fill exactly evenly.
+        let each = n / SHARDS + n / SHARDS / 16 + 16;
+        self.tables.iter_mut().for_each(|t| t.reserve(each));
     }
 
     #[inline]
-    fn shard(&self, id: &WorkId) -> &HashMap<WorkId, V, IdState> {
-        &self.shards[shard_of(id)]
+    fn shard(&self, id: &WorkId) -> &T {
+        &self.tables[usize::from(id.0[0] >> 4)]
     }
 
     #[inline]
-    fn shard_mut(&mut self, id: &WorkId) -> &mut HashMap<WorkId, V, IdState> {
-        &mut self.shards[shard_of(id)]
+    fn shard_mut(&mut self, id: &WorkId) -> &mut T {
+        &mut self.tables[usize::from(id.0[0] >> 4)]
     }
 
     fn len(&self) -> usize {
-        self.shards.iter().map(HashMap::len).sum()
+        self.tables.iter().map(Table::len).sum()
     }
 
-    fn iter(&self) -> impl Iterator<Item = (&WorkId, &V)> + '_ {
-        self.shards.iter().flat_map(|shard| shard.iter())
-    }
-
-    /// Its tables' ids, copied into `out`.
-    fn keys_into(shard: &HashMap<WorkId, V, IdState>, out: &mut Vec<WorkId>) {
-        out.extend(shard.keys().copied());
-    }
-}
-
-/// Calls `f` with each table's ids, sorted, in order, while the next table
-/// is sorted on another core. Two buffers take turns, so memory holds two
-/// tables' ids at most. `keys` copies a table's ids into a buffer.
-fn for_each_sorted_run<S: Sync>(
-    shards: &[S],
-    keys: impl Fn(&S, &mut Vec<WorkId>) + Sync,
-    mut f: impl FnMut(&[WorkId]) + Send,
-) {
-    let sort_into = |ids: &mut Vec<WorkId>, shard: &S| {
-        ids.clear();
-        keys(shard, ids);
-        ids.sort_unstable();
-    };
-    let (mut current, mut next) = (Vec::new(), Vec::new());
-    let mut shards = shards.iter();
-    if let Some(first) = shards.next() {
-        sort_into(&mut current, first);
-    }
-    loop {
-        let following = shards.next();
-        rayon::join(
-            || {
-                if let Some(shard) = following {
-                    sort_into(&mut next, shard);
-                }
-            },
-            || f(&current),
-        );
-        if following.is_none() {
-            return;
+    /// Calls `f` with each table's ids, sorted, in order, while the next
+    /// table is sorted on another core. Two buffers take turns, so memory
+    /// holds two tables' ids at most.
+    fn for_each_sorted_run(&self, mut f: impl FnMut(&[WorkId]) + Send)
+    where
+        T: Sync,
+    {
+        let sort_into = |ids: &mut Vec<WorkId>, table: &T| {
+            ids.clear();
+            table.keys_into(ids);
+            ids.sort_unstable();
+        };
+        let (mut current, mut next) = (Vec::new(), Vec::new());
+        let mut tables = self.tables.iter();
+        if let Some(first) = tables.next() {
+            sort_into(&mut current, first);
         }
-        std::mem::swap(&mut current, &mut next);
+        loop {
+            let following = tables.next();
+            rayon::join(
+                || {
+                    if let Some(table) = following {
+                        sort_into(&mut next, table);
+                    }
+                },
+                || f(&current),
+            );
+            if following.is_none() {
+                return;
+            }
+            std::mem::swap(&mut current, &mut next);
+        }
+    }
+
+    /// Each table's ids, sorted on every core, one table after another.
+    fn sorted(&self) -> impl Iterator<Item = WorkId> + '_ {
+        use rayon::slice::ParallelSliceMut;
+        self.tables.iter().flat_map(|table| {
+            let mut ids = Vec::new();
+            table.keys_into(&mut ids);
+            ids.par_sort_unstable();
+            ids
+        })
     }
 }
 
-/// Each table's ids, sorted on every core, one table after another.
-fn sorted<'a, S>(
-    shards: &'a [S],
-    keys: impl Fn(&S, &mut Vec<WorkId>) + 'a,
-) -> impl Iterator<Item = WorkId> + 'a {
-    use rayon::slice::ParallelSliceMut;
-    shards.iter().flat_map(move |shard| {
-        let mut ids = Vec::new();
-        keys(shard, &mut ids);
-        ids.par_sort_unstable();
-        ids
-    })
-}
-
-/// The completed ids alone (what every command but compaction keeps), in
-/// [`SHARDS`] tables by the id's first four bits like [`Sharded`]. Each
-/// table keeps its ids in a dense vector in the order they came and hashes
-/// only their positions and 32 bits of each hash, 8 bytes a slot: a new id
-/// is then one write into a table a quarter the size of one that held the
-/// ids themselves, plus an append. Those inserts, one per completed id,
-/// missed the caches and were the replay's costliest step. Removing an id
-/// moves the last one into its place.
-#[derive(Clone, Debug)]
-struct IdSet {
-    shards: Vec<IdTable>,
-}
-
-/// One table of an [`IdSet`].
+/// A table of the completed ids alone (what every command but compaction
+/// keeps). It keeps its ids in a dense vector in the order they came and
+/// hashes only their positions and 32 bits of each hash, 8 bytes a slot: a
+/// new id is then one write into a table a quarter the size of one that
+/// held the ids themselves, plus an append. Those inserts, one per
+/// completed id, missed the caches and were the replay's costliest step.
+/// Removing an id moves the last one into its place.
 #[derive(Clone, Debug, Default)]
 struct IdTable {
     ids: Vec<WorkId>,
@@ -335,11 +328,6 @@ impl IdTable {
     #[inline]
     fn hash(bits: u32) -> u64 {
         u64::from(bits) << 32 | u64::from(bits)
-    }
-
-    fn reserve(&mut self, n: usize) {
-        self.ids.reserve(n);
-        self.slots.reserve(n, |&(_, bits)| Self::hash(bits));
     }
 
     #[inline]
@@ -398,34 +386,18 @@ fn id_seed() -> u32 {
     *SEED.get_or_init(|| RandomState::default().hash_one(0u64) as u32)
 }
 
-impl IdSet {
-    fn new() -> IdSet {
-        IdSet {
-            shards: (0..SHARDS).map(|_| IdTable::default()).collect(),
-        }
-    }
-
+impl Table for IdTable {
     fn reserve(&mut self, n: usize) {
-        let each = per_shard(n);
-        self.shards.iter_mut().for_each(|s| s.reserve(each));
-    }
-
-    #[inline]
-    fn shard(&self, id: &WorkId) -> &IdTable {
-        &self.shards[shard_of(id)]
-    }
-
-    #[inline]
-    fn shard_mut(&mut self, id: &WorkId) -> &mut IdTable {
-        &mut self.shards[shard_of(id)]
+        self.ids.reserve(n);
+        self.slots.reserve(n, |&(_, bits)| Self::hash(bits));
     }
 
     fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.ids.len()).sum()
+        self.ids.len()
     }
 
-    fn keys_into(shard: &IdTable, out: &mut Vec<WorkId>) {
-        out.extend_from_slice(&shard.ids);
+    fn keys_into(&self, out: &mut Vec<WorkId>) {
+        out.extend_from_slice(&self.ids);
     }
 }
 
@@ -436,11 +408,11 @@ pub struct Completed(Inner);
 #[derive(Clone, Debug)]
 enum Inner {
     /// Only the ids (what reports need).
-    Ids(IdSet),
+    Ids(Shards<IdTable>),
     /// Each id with its [`Completion`].
     Sites {
         /// The ids and their sites.
-        sites: Sharded<PackedSite>,
+        sites: Shards<HashMap<WorkId, PackedSite, IdState>>,
         /// Whether an offset was beyond what a site holds (128 TiB), so
         /// that some sites are missing.
         overflowed: bool,
@@ -449,7 +421,7 @@ enum Inner {
 
 impl Default for Completed {
     fn default() -> Self {
-        Completed(Inner::Ids(IdSet::new()))
+        Completed(Inner::Ids(Shards::new()))
     }
 }
 
@@ -457,7 +429,7 @@ impl Completed {
     /// An empty set that also keeps each id's [`Completion`].
     pub fn tracking_sites() -> Completed {
         Completed(Inner::Sites {
-            sites: Sharded::new(),
+            sites: Shards::new(),
             overflowed: false,
         })
     }
@@ -519,9 +491,9 @@ impl Completed {
     /// Forgets every id.
     pub fn clear(&mut self) {
         match &mut self.0 {
-            Inner::Ids(ids) => *ids = IdSet::new(),
+            Inner::Ids(ids) => *ids = Shards::new(),
             Inner::Sites { sites, overflowed } => {
-                *sites = Sharded::new();
+                *sites = Shards::new();
                 *overflowed = false;
             }
         }
@@ -530,8 +502,8 @@ impl Completed {
     /// The ids, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &WorkId> + '_ {
         let (ids, sites) = match &self.0 {
-            Inner::Ids(ids) => (Some(ids.shards.iter().flat_map(|s| s.ids.iter())), None),
-            Inner::Sites { sites, .. } => (None, Some(sites.iter().map(|(id, _)| id))),
+            Inner::Ids(ids) => (Some(ids.tables.iter().flat_map(|t| t.ids.iter())), None),
+            Inner::Sites { sites, .. } => (None, Some(sites.tables.iter().flat_map(|t| t.keys()))),
         };
         ids.into_iter().flatten().chain(sites.into_iter().flatten())
     }
@@ -540,8 +512,8 @@ impl Completed {
     /// core).
     pub fn sorted(&self) -> impl Iterator<Item = WorkId> + '_ {
         let (ids, sites) = match &self.0 {
-            Inner::Ids(ids) => (Some(sorted(&ids.shards, IdSet::keys_into)), None),
-            Inner::Sites { sites, .. } => (None, Some(sorted(&sites.shards, Sharded::keys_into))),
+            Inner::Ids(ids) => (Some(ids.sorted()), None),
+            Inner::Sites { sites, .. } => (None, Some(sites.sorted())),
         };
         ids.into_iter().flatten().chain(sites.into_iter().flatten())
     }
@@ -550,8 +522,8 @@ impl Completed {
     /// order (a table at a time, the next one sorted meanwhile).
     pub fn for_each_sorted_run(&self, f: impl FnMut(&[WorkId]) + Send) {
         match &self.0 {
-            Inner::Ids(ids) => for_each_sorted_run(&ids.shards, IdSet::keys_into, f),
-            Inner::Sites { sites, .. } => for_each_sorted_run(&sites.shards, Sharded::keys_into, f),
+            Inner::Ids(ids) => ids.for_each_sorted_run(f),
+            Inner::Sites { sites, .. } => sites.for_each_sorted_run(f),
         }
     }
 
@@ -566,7 +538,7 @@ impl Completed {
                 overflowed: false,
             } => Some(
                 sites
-                    .shards
+                    .tables
                     .into_iter()
                     .flat_map(|shard| shard.into_iter().map(|(id, s)| (id, s.unpack()))),
             ),
@@ -832,6 +804,14 @@ impl StateHasher {
 mod tests {
     use super::*;
 
+    /// A completion at the start of the file, for tests that need only ids.
+    const NO_SITE: Completion = Completion {
+        lease_offset: 0,
+        done_offset: 0,
+        lease_verbatim: false,
+        done_verbatim: false,
+    };
+
     fn id(last: u8, first: u8) -> WorkId {
         let mut b = [0u8; 32];
         b[0] = first;
@@ -895,12 +875,7 @@ mod tests {
     #[test]
     fn the_digest_hashes_the_completed_ids_in_order() {
         let mut r = Replay::default();
-        let site = Completion {
-            lease_offset: 0,
-            done_offset: 0,
-            lease_verbatim: false,
-            done_verbatim: false,
-        };
+        let site = NO_SITE;
         for n in 0..=255u8 {
             r.completed.insert(id(n, n.wrapping_mul(37)), &site);
         }
@@ -927,12 +902,7 @@ mod tests {
             b[31] = x as u8;
             all.push(WorkId(b));
         }
-        let site = Completion {
-            lease_offset: 0,
-            done_offset: 0,
-            lease_verbatim: false,
-            done_verbatim: false,
-        };
+        let site = NO_SITE;
         for id in &all {
             c.insert(*id, &site);
         }
@@ -959,12 +929,7 @@ mod tests {
             }
             ids.push(WorkId(b));
         }
-        let site = Completion {
-            lease_offset: 0,
-            done_offset: 0,
-            lease_verbatim: false,
-            done_verbatim: false,
-        };
+        let site = NO_SITE;
         let mut set = Completed::default();
         let mut model = std::collections::BTreeSet::new();
         // Inserts (some twice), removals of present and absent ids in
