@@ -94,6 +94,17 @@ impl<'a> Cursor<'a> {
     }
 
     fn object(&mut self, depth: usize) -> Option<()> {
+        self.object_members(depth, |_, _| {})
+    }
+
+    /// A canonical object at `depth`, telling `member` each member's name
+    /// and where its value is.
+    #[inline]
+    fn object_members(
+        &mut self,
+        depth: usize,
+        mut member: impl FnMut(&'a [u8], std::ops::Range<usize>),
+    ) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -110,7 +121,9 @@ impl<'a> Cursor<'a> {
             }
             previous = Some(key);
             self.eat(b":")?;
+            let start = self.pos;
             self.value(depth)?;
+            member(key, start..self.pos);
             match self.peek()? {
                 b',' => self.pos += 1,
                 b'}' => {
@@ -475,33 +488,13 @@ pub fn payload_members<'a, const N: usize>(
     if c.peek()? != b'{' {
         return None;
     }
-    c.pos += 1;
     let mut found = [None; N];
-    if c.eat(b"}").is_some() {
-        return (c.pos == object.len()).then_some(found);
-    }
-    let mut previous: Option<&[u8]> = None;
-    loop {
-        let key = c.plain_key()?;
-        if previous.is_some_and(|p| !sorts_before(p, key)) {
-            return None;
-        }
-        previous = Some(key);
-        c.eat(b":")?;
-        let start = c.pos;
-        c.value(PAYLOAD_DEPTH)?;
+    c.object_members(PAYLOAD_DEPTH, |key, value| {
         if let Some(i) = names.iter().position(|&n| n == key) {
-            found[i] = Some(&object[start..c.pos]);
+            found[i] = Some(&object[value]);
         }
-        match c.peek()? {
-            b',' => c.pos += 1,
-            b'}' => {
-                c.pos += 1;
-                return (c.pos == object.len()).then_some(found);
-            }
-            _ => return None,
-        }
-    }
+    })?;
+    (c.pos == object.len()).then_some(found)
 }
 
 /// Classifies a line in upstream's exact form, or returns `None`.
