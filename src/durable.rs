@@ -122,18 +122,10 @@ fn io_err<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) ->
 /// process, `error` fails with an I/O error ("no space left on device"),
 /// `pause:PATH` creates `PATH.reached` and waits (up to 60 s) for
 /// `PATH.continue`; `truncate` (at `temp-written` only) halves the
-/// temporary file.
+/// temporary file, and `check-thread=none` makes [`replace`] check the
+/// file after writing it, as when no thread can be spawned.
 pub fn failpoint(name: &str) -> io::Result<()> {
-    let Ok(spec) = std::env::var("LEASEJOURNAL_FAILPOINTS") else {
-        return Ok(());
-    };
-    for item in spec.split(',') {
-        let Some((point, action)) = item.split_once('=') else {
-            continue;
-        };
-        if point != name {
-            continue;
-        }
+    for action in failpoint_actions(name) {
         if action == "kill" {
             // SAFETY: raise has no preconditions; SIGKILL ends the process.
             unsafe {
@@ -152,12 +144,19 @@ pub fn failpoint(name: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// Whether the failpoint `name` is set to `action` (tests only).
+/// The actions set for the failpoint `name`, in order.
+fn failpoint_actions(name: &str) -> Vec<String> {
+    let spec = std::env::var("LEASEJOURNAL_FAILPOINTS").unwrap_or_default();
+    spec.split(',')
+        .filter_map(|item| item.split_once('='))
+        .filter(|(point, _)| *point == name)
+        .map(|(_, action)| action.to_string())
+        .collect()
+}
+
+/// Whether the failpoint `name` is set to `action`.
 fn failpoint_is(name: &str, action: &str) -> bool {
-    std::env::var("LEASEJOURNAL_FAILPOINTS").is_ok_and(|spec| {
-        spec.split(',')
-            .any(|item| item.split_once('=') == Some((name, action)))
-    })
+    failpoint_actions(name).iter().any(|a| a == action)
 }
 
 /// The failpoint action `truncate` at `name`: cuts `file` to half its
