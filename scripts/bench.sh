@@ -2,7 +2,10 @@
 # Benchmarks leasejournal against `wc -l` on generated journals of 64 MiB,
 # 256 MiB and 1 GiB with a warm page cache: wall time (best of RUNS), the
 # ratio to `wc -l`, and peak RSS (from /usr/bin/time). `verify` also runs on
-# one thread (RAYON_NUM_THREADS=1) to show what the extra cores give.
+# one thread (RAYON_NUM_THREADS=1) to show what the extra cores give. The
+# floor (examples/floor.rs) does only what no verifier can skip: read the
+# file on every core, split lines, SHA-256 each payload; it bounds what
+# `verify` can reach on the machine.
 #
 # Usage: scripts/bench.sh [DIR] [SIZES_MIB...]
 #   DIR defaults to a new temporary directory (needs about 3 GiB free, plus
@@ -13,9 +16,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
-cargo build --release --quiet --bin leasejournal --example genjournal
+cargo build --release --quiet --bin leasejournal --example genjournal --example floor
 BIN=$PWD/target/release/leasejournal
 GEN=$PWD/target/release/examples/genjournal
+FLOOR=$PWD/target/release/examples/floor
 DIR=${1:-$(mktemp -d)}
 shift || true
 SIZES=("$@")
@@ -51,6 +55,7 @@ for mib in "${SIZES[@]}"; do
     printf '| %s MiB | %s | %.3f | %.1f | %d |\n' "$mib" "$name" "$t" "$(awk -v t="$t" -v w="$wc_t" 'BEGIN{print t / (w > 0 ? w : 0.01)}')" $((m / 1024))
   }
   printf '| %s MiB | wc -l | %.3f | 1.0 | %d |\n' "$mib" "$wc_t" $((wc_m / 1024))
+  row "floor: read, split, SHA-256 only" "$FLOOR" "$file"
   row "leasejournal verify" "$BIN" verify --quiet "$file"
   row "leasejournal verify (one thread)" env RAYON_NUM_THREADS=1 "$BIN" verify --quiet "$file"
   row "leasejournal inspect" "$BIN" inspect "$file"

@@ -64,7 +64,7 @@ pub struct Measured {
 }
 
 /// Scans a journal for compaction (tracking where completions are).
-pub fn scan(src: impl Read + Send) -> io::Result<Scan> {
+pub fn scan(src: impl journal::Source) -> io::Result<Scan> {
     journal::scan_into(src, Replay::tracking_completions(), &mut ())
 }
 

@@ -5,8 +5,8 @@
 
 use crate::compact;
 use crate::journal::{
-    self, Clock, LineEvent, LineKind, LineReader, Observer, Replay, ScanOptions, WorkId, classify,
-    classify_fast, classify_general, encode,
+    self, Clock, LineEvent, LineKind, LineReader, Observer, Positional, Replay, ScanOptions,
+    WorkId, classify, classify_fast, classify_general, encode,
 };
 use crate::json::{self, Mode, NonFinite, PyInt, Value};
 use crate::plan::check_replay;
@@ -138,9 +138,24 @@ impl Observer for Log {
 /// Scans `data` and returns what a comparison of two scans needs: the
 /// summary (as JSON), the replay digest and every line event, formatted.
 pub fn scan_log(data: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
+    logged(data, options)
+}
+
+/// [`scan_log`] reading `data` by position, in chunks of the options'
+/// block size, on as many threads as the current rayon pool has when
+/// `parallel`.
+pub fn scan_log_positional(data: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
+    logged(Positional::bytes(data), options)
+}
+
+/// [`scan_log`] of any source.
+pub(crate) fn logged(
+    src: impl journal::Source,
+    options: ScanOptions,
+) -> (String, String, Vec<String>) {
     let mut log = Log::default();
     let scan =
-        journal::scan_with(data, Replay::default(), &mut log, options).expect("reading bytes");
+        journal::scan_with(src, Replay::default(), &mut log, options).expect("reading bytes");
     (
         serde_json::to_string(&scan.summary).expect("serialises"),
         scan.replay.digest(),
@@ -178,6 +193,16 @@ pub fn check_journal(data: &[u8]) {
         },
     );
     assert!(sequential == parallel, "parallel scan disagrees");
+    for block_size in [7, 512] {
+        let positional = scan_log_positional(
+            data,
+            ScanOptions {
+                parallel: true,
+                block_size,
+            },
+        );
+        assert!(sequential == positional, "positional scan disagrees");
+    }
     // The scans leave each lease's payload in its block until the block is
     // settled; applying the records one by one copies every payload at
     // once, and must reach the same state.

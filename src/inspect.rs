@@ -3,7 +3,7 @@
 //! the caller passes `now`. These structs are the JSON contract of
 //! `leasejournal inspect --format json` (schema_version 1).
 
-use std::io::{self, Read};
+use std::io;
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -315,8 +315,8 @@ impl Serialize for CompletedList {
 }
 
 /// Inspects a journal read from `src`.
-pub fn journal<R: Read + Send>(
-    src: R,
+pub fn journal(
+    src: impl journal::Source,
     path: &str,
     options: &JournalOptions,
     now: f64,

@@ -241,7 +241,7 @@ pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Res
 }
 
 /// Scans a journal for recovery, with a salvager when asked for.
-pub fn scan(src: impl Read + Send, salvage: bool) -> io::Result<(Scan, Option<Salvager>)> {
+pub fn scan(src: impl journal::Source, salvage: bool) -> io::Result<(Scan, Option<Salvager>)> {
     if salvage {
         let mut salvager = Salvager::new();
         let scan = journal::scan(src, &mut salvager)?;

@@ -8,7 +8,7 @@
 //! the replay; snapshot checks on upstream's restore.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{self, Read};
+use std::io;
 
 use serde::Serialize;
 
@@ -731,8 +731,8 @@ pub struct JournalVerification {
 }
 
 /// Verifies a journal. `deferred` marks `.dispatch_protocol_deferred.jsonl`.
-pub fn journal<R: Read + Send>(
-    src: R,
+pub fn journal(
+    src: impl journal::Source,
     file: &str,
     deferred: bool,
     settings: &Settings,

@@ -12,6 +12,7 @@ use super::output::{Format, OutputArgs, ProgressArgs};
 use super::write::{self, CompareSink, Session, Tee, WriteArgs};
 use crate::compact::{self, Measured};
 use crate::durable::{self, Identity, Publish};
+use crate::journal::Positional;
 use crate::plan::{self, Mode, Outcome};
 use crate::render;
 use crate::statedir::Kind;
@@ -63,7 +64,8 @@ fn compact_file(
     let identity = Identity::of(&meta);
     let read_error = |e: std::io::Error| anyhow::anyhow!("{}: read error: {e}", path.display());
     let bar = progress.bar(path, meta.len(), format);
-    let scan = compact::scan(bar.wrap_read(std::io::BufReader::with_capacity(1 << 20, file)))
+    let progress = |n| bar.inc(n);
+    let scan = compact::scan(Positional::file(&file, meta.len()).with_progress(&progress))
         .map_err(read_error)?;
     bar.finish_and_clear();
     let plan = compact::plan(

@@ -136,7 +136,8 @@ fn scan(
     path: &Path,
     observer: &mut (dyn journal::Observer + Send),
 ) -> Result<journal::Scan, InputError> {
-    journal::scan(reopen(path)?, observer)
+    let (file, meta) = statedir::open_regular(path)?;
+    journal::scan(journal::Positional::file(&file, meta.len()), observer)
         .map_err(|e| InputError::new(path, format!("read error: {e}")))
 }
 

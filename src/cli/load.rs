@@ -2,11 +2,12 @@
 //! each file once, read-only, with errors that name the file.
 
 use std::fs::File;
-use std::io::{Cursor, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::output::{Format, ProgressArgs};
 use crate::inspect::{self, FileReport, JournalOptions};
+use crate::journal::Positional;
 use crate::statedir::{self, InputError, Kind, StateDir};
 
 /// How many leading bytes the content sniffer looks at.
@@ -87,9 +88,13 @@ pub fn inspect_file(
     let shown = path.display().to_string();
     match kind {
         Kind::Journal => {
-            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let len = file
+                .metadata()
+                .map_err(|e| InputError::new(path, format!("read error: {e}")))?
+                .len();
             let bar = bar.0.bar(path, len, bar.1);
-            let src = bar.wrap_read(Cursor::new(prefix).chain(file));
+            let progress = |n| bar.inc(n);
+            let src = Positional::file(&file, len).with_progress(&progress);
             let report = inspect::journal(src, &shown, options, now)
                 .map_err(|e| InputError::new(path, format!("read error: {e}")))?;
             bar.finish_and_clear();

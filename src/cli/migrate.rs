@@ -1,7 +1,7 @@
 //! `leasejournal migrate`: move journals and snapshots out of the legacy
 //! clock domain. Dry run by default.
 
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -12,6 +12,7 @@ use super::write::{self, CompareSink, Session, WriteArgs};
 use crate::compact::{self, Measured};
 use crate::durable::{self, Identity, Publish};
 use crate::journal::Clock;
+use crate::journal::Positional;
 use crate::migrate::{self, Migration};
 use crate::plan::{self, Mode, Outcome, StateView};
 use crate::recover::{self, Selection};
@@ -67,7 +68,8 @@ fn migrate_journal(
     let identity = Identity::of(&meta);
     let read_error = |e: std::io::Error| anyhow::anyhow!("{}: read error: {e}", path.display());
     let bar = args.progress.bar(path, meta.len(), args.output.format);
-    let src = bar.wrap_read(BufReader::with_capacity(1 << 20, file));
+    let progress = |n| bar.inc(n);
+    let src = Positional::file(&file, meta.len()).with_progress(&progress);
     if args.rewrite {
         let scan = compact::scan(src).map_err(read_error)?;
         bar.finish_and_clear();

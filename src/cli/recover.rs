@@ -11,6 +11,7 @@ use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs, parse_now, parse_seconds, system_now};
 use super::write::{self, Session, WriteArgs};
 use crate::durable::{self, Identity, Publish};
+use crate::journal::Positional;
 use crate::plan::{self, Mode, Outcome};
 use crate::recover::{self, Plan, Selection};
 use crate::render;
@@ -74,7 +75,8 @@ fn recover_file(
     let (file, meta) = durable::open_target(path)?;
     let identity = Identity::of(&meta);
     let bar = args.progress.bar(path, meta.len(), args.output.format);
-    let src = bar.wrap_read(std::io::BufReader::with_capacity(1 << 20, file));
+    let progress = |n| bar.inc(n);
+    let src = Positional::file(&file, meta.len()).with_progress(&progress);
     let (scan, salvager) = recover::scan(src, args.salvage)
         .map_err(|e| anyhow::anyhow!("{}: read error: {e}", path.display()))?;
     bar.finish_and_clear();

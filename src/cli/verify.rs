@@ -1,7 +1,7 @@
 //! `leasejournal verify`: the pre-resume go/no-go. Read-only.
 
 use std::collections::BTreeSet;
-use std::io::{Cursor, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -11,6 +11,7 @@ use super::inspect::KindArg;
 use super::load::{self, Bar, Target};
 use super::output::{Format, OutputArgs, ProgressArgs, parse_now, parse_seconds, system_now};
 use crate::inspect::SCHEMA_VERSION;
+use crate::journal::Positional;
 use crate::render;
 use crate::statedir::{self, InputError, Kind};
 use crate::verify::{
@@ -94,9 +95,13 @@ fn verify_file(
     match kind {
         Kind::Journal => {
             let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
-            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let len = file
+                .metadata()
+                .map_err(|e| InputError::new(path, format!("read error: {e}")))?
+                .len();
             let bar = bar.0.bar(path, len, bar.1);
-            let src = bar.wrap_read(Cursor::new(prefix).chain(file));
+            let progress = |n| bar.inc(n);
+            let src = Positional::file(&file, len).with_progress(&progress);
             let result = verify::journal(src, &shown, deferred, settings)
                 .map(|v| v.findings)
                 .map_err(|e| InputError::new(path, format!("read error: {e}")));

@@ -15,7 +15,7 @@
 use std::io::{self, Read};
 use std::ops::Range;
 
-use memchr::{memchr2, memrchr};
+use memchr::{memchr, memchr2, memrchr};
 
 /// How a line ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -62,6 +62,11 @@ impl Block {
     /// The block's bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.data[..self.len]
+    }
+
+    /// The buffer, for the next block.
+    pub(super) fn into_buffer(self) -> Vec<u8> {
+        self.data
     }
 
     /// A line's content.
@@ -174,7 +179,7 @@ impl<R: Read> BlockReader<R> {
             return Ok(None);
         }
         self.carry.extend_from_slice(&data[cut..len]);
-        let spans = split(&data[..cut], self.offset, &mut self.number);
+        let spans = split(&data, 0..cut, self.offset, &mut self.number);
         self.offset += cut as u64;
         Ok(Some(Block {
             data,
@@ -184,24 +189,167 @@ impl<R: Read> BlockReader<R> {
     }
 }
 
-/// Splits whole lines (the region ends with `\n` or at the end of the
-/// file) into spans.
-fn split(region: &[u8], base: u64, number: &mut u64) -> Vec<Span> {
+/// A byte source read by position, from several threads at once: a file
+/// (`pread`, which leaves the file position alone), or bytes in memory.
+#[derive(Clone, Copy, Debug)]
+pub enum ReadAt<'a> {
+    /// An open file.
+    File(&'a std::fs::File),
+    /// Bytes in memory.
+    Bytes(&'a [u8]),
+}
+
+impl ReadAt<'_> {
+    /// Reads bytes from `offset` into `buf` and says how many; 0 at the end.
+    fn read_at(self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        match self {
+            ReadAt::File(file) => std::os::unix::fs::FileExt::read_at(file, buf, offset),
+            ReadAt::Bytes(bytes) => {
+                let start = usize::try_from(offset).map_or(bytes.len(), |o| o.min(bytes.len()));
+                let n = buf.len().min(bytes.len() - start);
+                buf[..n].copy_from_slice(&bytes[start..start + n]);
+                Ok(n)
+            }
+        }
+    }
+}
+
+/// How far past its end a chunk is read at first, so that the line that
+/// crosses the end is almost always read by the same call.
+const SLACK: u64 = 16 << 10;
+
+/// Reads chunk `index` of the first `len` bytes of `src` cut every `size`
+/// bytes: the lines that *start* in `[index * size, (index + 1) * size)`,
+/// whole, numbered from 1 (the caller adds the lines before them). Each
+/// chunk finds its own first line from the byte before it, so chunks are
+/// read independently, on any thread, in any order; every line belongs to
+/// exactly one chunk, and a chunk inside a long line is empty. Like a
+/// [`BlockReader`] block, a chunk ends just after a `\n` or where the
+/// source ends, so every terminator is decided inside it. `data` is a
+/// buffer to reuse.
+///
+/// A source that ends before `len` (a file truncated while it is read)
+/// ends the chunk there, as it would end a stream; the chunk then says
+/// where ([`Chunk::ended_at`]).
+pub(super) fn read_chunk(
+    src: ReadAt<'_>,
+    len: u64,
+    size: u64,
+    index: u64,
+    mut data: Vec<u8>,
+) -> io::Result<Chunk> {
+    let lo = index * size;
+    let hi = lo.saturating_add(size).min(len);
+    // `data[0]` is the byte before the chunk: a line starts at `lo` when
+    // it is a `\n`.
+    let from = lo.saturating_sub(1);
+    let mut filled = 0;
+    let want = to_usize(hi.saturating_add(SLACK).min(len) - from)?;
+    let mut ended = !fill_at(src, from, &mut data, &mut filled, want)?;
+    let start = if lo == 0 {
+        0
+    } else {
+        match memchr(b'\n', &data[..filled]) {
+            Some(i) if from + (i as u64) + 1 < hi => i + 1,
+            // No line starts in the chunk.
+            _ => {
+                return Ok(Chunk {
+                    ended_at: ended.then_some(from + filled as u64),
+                    block: Block {
+                        data,
+                        len: 0,
+                        spans: Vec::new(),
+                    },
+                });
+            }
+        }
+    };
+    // The chunk's last line ends at the first `\n` from `hi - 1` on.
+    let end = if hi == len {
+        filled
+    } else {
+        let mut search = to_usize(hi - 1 - from)?.min(filled);
+        loop {
+            if let Some(i) = memchr(b'\n', &data[search..filled]) {
+                break search + i + 1;
+            }
+            let have = from + filled as u64;
+            if have >= len || ended {
+                break filled;
+            }
+            search = filled;
+            let want = filled + to_usize((filled as u64).max(SLACK).min(len - have))?;
+            ended = !fill_at(src, from, &mut data, &mut filled, want)?;
+        }
+    };
+    let mut number = 0;
+    let spans = split(&data, start..end, from + start as u64, &mut number);
+    Ok(Chunk {
+        ended_at: ended.then_some(from + filled as u64),
+        block: Block {
+            data,
+            len: end,
+            spans,
+        },
+    })
+}
+
+/// A chunk's lines ([`read_chunk`]).
+pub(super) struct Chunk {
+    /// The lines.
+    pub block: Block,
+    /// When the source ended before the length it was read to: an offset
+    /// it had no byte at (it ended there or before).
+    pub ended_at: Option<u64>,
+}
+
+fn to_usize(n: u64) -> io::Result<usize> {
+    usize::try_from(n).map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "line too long"))
+}
+
+/// Reads `src` from `from` until `data[..*filled]` holds `want` bytes;
+/// false when the source ends first.
+fn fill_at(
+    src: ReadAt<'_>,
+    from: u64,
+    data: &mut Vec<u8>,
+    filled: &mut usize,
+    want: usize,
+) -> io::Result<bool> {
+    if data.len() < want {
+        data.resize(want, 0);
+    }
+    while *filled < want {
+        match src.read_at(&mut data[*filled..want], from + *filled as u64) {
+            Ok(0) => return Ok(false),
+            Ok(n) => *filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+/// Splits whole lines (the region of `data` ends with `\n` or at the end
+/// of the file, and starts at `base` in the file) into spans, numbering
+/// them on from `number`.
+fn split(data: &[u8], region: Range<usize>, base: u64, number: &mut u64) -> Vec<Span> {
+    let end = region.end;
     let mut spans = Vec::with_capacity(region.len() / 256 + 1);
-    let mut pos = 0;
-    while pos < region.len() {
-        let (len, terminator, terminator_len) = match memchr2(b'\n', b'\r', &region[pos..]) {
-            None => (region.len() - pos, Terminator::None, 0),
-            Some(at) if region[pos + at] == b'\n' => (at, Terminator::Lf, 1),
+    let mut pos = region.start;
+    while pos < end {
+        let (len, terminator, terminator_len) = match memchr2(b'\n', b'\r', &data[pos..end]) {
+            None => (end - pos, Terminator::None, 0),
+            Some(at) if data[pos + at] == b'\n' => (at, Terminator::Lf, 1),
             Some(at) => {
-                let (t, tl) = after_cr(&region[pos + at + 1..]);
+                let (t, tl) = after_cr(&data[pos + at + 1..end]);
                 (at, t, tl)
             }
         };
         *number += 1;
         spans.push(Span {
             number: *number,
-            offset: base + pos as u64,
+            offset: base + (pos - region.start) as u64,
             content: pos..pos + len,
             terminator,
             terminator_len,
@@ -310,6 +458,81 @@ mod tests {
             ));
         }
         out
+    }
+
+    /// The lines of every chunk, in chunk order, numbered on.
+    fn chunked(bytes: &[u8], size: u64) -> Vec<(u64, u64, Vec<u8>, Terminator)> {
+        let len = bytes.len() as u64;
+        let mut out = Vec::new();
+        let mut buffer = Vec::new();
+        for index in 0..len.div_ceil(size) {
+            let chunk = read_chunk(ReadAt::Bytes(bytes), len, size, index, buffer).unwrap();
+            assert_eq!(chunk.ended_at, None);
+            let block = chunk.block;
+            let before = out.len() as u64;
+            for span in &block.spans {
+                out.push((
+                    span.number + before,
+                    span.offset,
+                    block.content(span).to_vec(),
+                    span.terminator,
+                ));
+            }
+            buffer = block.into_buffer();
+        }
+        out
+    }
+
+    #[test]
+    fn chunks_hold_every_line_once_whatever_their_size() {
+        let mut input = Vec::new();
+        for i in 0..300u32 {
+            // Some lines far longer than the chunks.
+            let len = if i % 37 == 0 { 3000 } else { (i % 9) as usize };
+            input.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, len));
+            input.extend_from_slice(
+                [&b"\n"[..], b"\r\n", b"\r", b"\r\xff\n", b"\n\n"][(i % 5) as usize],
+            );
+        }
+        let want = split_all(&input, 1 << 20);
+        for torn in [false, true] {
+            if torn {
+                input.extend_from_slice(b"torn\r");
+            }
+            let want = if torn {
+                split_all(&input, 1 << 20)
+            } else {
+                want.clone()
+            };
+            for size in [1, 2, 3, 7, 64, 1000, 5000, 1 << 20] {
+                assert_eq!(chunked(&input, size), want, "chunks of {size}, torn {torn}");
+            }
+        }
+        assert!(chunked(b"", 4).is_empty());
+    }
+
+    #[test]
+    fn a_source_that_ends_early_ends_the_chunk_where_it_ends() {
+        let bytes = b"one\ntwo\nthree";
+        // Told 100 bytes, the source ends after 13: the last line is torn.
+        let terminators = |chunk: &Chunk| -> Vec<Terminator> {
+            chunk.block.spans.iter().map(|s| s.terminator).collect()
+        };
+        let chunk = read_chunk(ReadAt::Bytes(bytes), 100, 8, 0, Vec::new()).unwrap();
+        assert_eq!(chunk.ended_at, Some(13));
+        assert_eq!(terminators(&chunk), [Terminator::Lf, Terminator::Lf]);
+        let chunk = read_chunk(ReadAt::Bytes(bytes), 100, 8, 1, Vec::new()).unwrap();
+        assert_eq!(chunk.ended_at, Some(13));
+        assert_eq!(terminators(&chunk), [Terminator::None]);
+        // A chunk past the end is empty, and says that nothing is left
+        // where it began reading.
+        let chunk = read_chunk(ReadAt::Bytes(bytes), 100, 8, 5, Vec::new()).unwrap();
+        assert_eq!(chunk.ended_at, Some(39));
+        assert!(chunk.block.spans.is_empty());
+        // Ending where the length says is no early end.
+        let chunk = read_chunk(ReadAt::Bytes(bytes), 13, 8, 1, Vec::new()).unwrap();
+        assert_eq!(chunk.ended_at, None);
+        assert_eq!(chunk.block.spans.len(), 1);
     }
 
     #[test]

@@ -15,7 +15,7 @@ mod lines;
 mod record;
 mod replay;
 
-pub use lines::{Block, BlockReader, LineReader, RawLine, Span, Terminator};
+pub use lines::{Block, BlockReader, LineReader, RawLine, ReadAt, Span, Terminator};
 pub use record::{
     Classified, Clock, ClockMarker, CorruptReason, Field, Lease, LeaseRejection, Lenient, LineKind,
     Op, Payload, Record, WorkId, classify, classify_fast, classify_general,
@@ -24,6 +24,8 @@ pub use replay::{Active, Completed, Completion, Effect, IdState, Replay, state_d
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
 
@@ -253,19 +255,104 @@ impl Default for ScanOptions {
     }
 }
 
+/// What a scan reads: any byte stream, read in order, or a [`Positional`]
+/// source (a file), read in chunks on every core.
+pub trait Source {
+    /// Reads it whole, replaying into `replay` (empty) and reporting each
+    /// line to `observer`, in order.
+    fn scan(
+        self,
+        replay: Replay,
+        observer: &mut (dyn Observer + Send),
+        options: ScanOptions,
+    ) -> io::Result<Scan>;
+}
+
+impl<R: Read + Send> Source for R {
+    fn scan(
+        self,
+        replay: Replay,
+        observer: &mut (dyn Observer + Send),
+        options: ScanOptions,
+    ) -> io::Result<Scan> {
+        scan_stream(self, replay, observer, options)
+    }
+}
+
+/// A journal read by position: an open file, or bytes in memory. Its
+/// scan needs no reader thread: every core reads chunks of its own with
+/// `pread` into a buffer that stays in its cache, classifies their lines,
+/// and replays them when their turn comes ([`Source::scan`]).
+#[derive(Clone, Copy)]
+pub struct Positional<'a> {
+    src: ReadAt<'a>,
+    len: u64,
+    progress: Option<&'a (dyn Fn(u64) + Sync)>,
+}
+
+impl<'a> Positional<'a> {
+    /// The first `len` bytes of `file` (its size when opened: what is
+    /// appended during the scan is not read).
+    pub fn file(file: &'a std::fs::File, len: u64) -> Self {
+        Self::new(ReadAt::File(file), len)
+    }
+
+    /// Bytes in memory.
+    pub fn bytes(bytes: &'a [u8]) -> Self {
+        Self::new(ReadAt::Bytes(bytes), bytes.len() as u64)
+    }
+
+    fn new(src: ReadAt<'a>, len: u64) -> Self {
+        Positional {
+            src,
+            len,
+            progress: None,
+        }
+    }
+
+    /// Calls `progress` with the size of each part read.
+    pub fn with_progress(self, progress: &'a (dyn Fn(u64) + Sync)) -> Self {
+        Positional {
+            progress: Some(progress),
+            ..self
+        }
+    }
+}
+
+impl Source for Positional<'_> {
+    fn scan(
+        self,
+        replay: Replay,
+        observer: &mut (dyn Observer + Send),
+        options: ScanOptions,
+    ) -> io::Result<Scan> {
+        scan_positional(self, replay, observer, options)
+    }
+}
+
 /// Reads a whole journal, replays it and reports each line to `observer`.
-pub fn scan<R: Read + Send>(src: R, observer: &mut (dyn Observer + Send)) -> io::Result<Scan> {
-    scan_with(src, Replay::default(), observer, ScanOptions::default())
+pub fn scan(src: impl Source, observer: &mut (dyn Observer + Send)) -> io::Result<Scan> {
+    src.scan(Replay::default(), observer, ScanOptions::default())
 }
 
 /// Like [`scan`], replaying into the given (empty) state, for example one
 /// that tracks completions.
-pub fn scan_into<R: Read + Send>(
-    src: R,
+pub fn scan_into(
+    src: impl Source,
     replay: Replay,
     observer: &mut (dyn Observer + Send),
 ) -> io::Result<Scan> {
-    scan_with(src, replay, observer, ScanOptions::default())
+    src.scan(replay, observer, ScanOptions::default())
+}
+
+/// Like [`scan_into`], with the given options.
+pub fn scan_with(
+    src: impl Source,
+    replay: Replay,
+    observer: &mut (dyn Observer + Send),
+    options: ScanOptions,
+) -> io::Result<Scan> {
+    src.scan(replay, observer, options)
 }
 
 fn empty_summary() -> Summary {
@@ -291,12 +378,12 @@ fn empty_summary() -> Summary {
     }
 }
 
-/// The scan itself. Sequential: read a block of whole lines, classify its
-/// lines, then sum up, replay and report them in file order. Parallel (the
-/// same result, faster): a reader thread reads blocks ahead, and while one
-/// block's lines are replayed in order the next block's lines are
+/// The scan of a stream. Sequential: read a block of whole lines, classify
+/// its lines, then sum up, replay and report them in file order. Parallel
+/// (the same result, faster): a reader thread reads blocks ahead, and while
+/// one block's lines are replayed in order the next block's lines are
 /// classified on the other cores.
-pub fn scan_with<R: Read + Send>(
+fn scan_stream<R: Read + Send>(
     src: R,
     mut replay: Replay,
     observer: &mut (dyn Observer + Send),
@@ -311,7 +398,7 @@ pub fn scan_with<R: Read + Send>(
                 .iter()
                 .map(|span| classify(block.content(span)))
                 .collect();
-            take_block(&mut summary, &mut replay, observer, &block, &classified);
+            take_block(&mut summary, &mut replay, observer, &block, &classified, 0);
             reader.recycle(block);
         }
         summary.bytes = reader.bytes_read();
@@ -326,7 +413,7 @@ pub fn scan_with<R: Read + Send>(
             || classify_parallel(&block),
             || {
                 if let Some((done, classified)) = previous.take() {
-                    take_block(&mut summary, &mut replay, observer, &done, &classified);
+                    take_block(&mut summary, &mut replay, observer, &done, &classified, 0);
                     reader.recycle(done);
                 }
                 reader.next_block()
@@ -336,10 +423,195 @@ pub fn scan_with<R: Read + Send>(
         current = next?;
     }
     if let Some((done, classified)) = previous.take() {
-        take_block(&mut summary, &mut replay, observer, &done, &classified);
+        take_block(&mut summary, &mut replay, observer, &done, &classified, 0);
     }
     summary.bytes = reader.bytes_read();
     Ok(Scan { replay, summary })
+}
+
+/// The scan of a [`Positional`] source. The file is cut into chunks of
+/// `block_size` bytes ([`lines::read_chunk`]: each holds the lines that
+/// start in it). Every thread (one per core, or one when not `parallel`)
+/// takes the next chunk, reads and classifies it on its own, then waits
+/// for its turn and replays it: chunk *k* is replayed right after chunk
+/// *k − 1*, by whichever thread read it. The state, the summary and the
+/// observer live behind one lock that passes from turn to turn; while one
+/// thread replays, the others read and classify. The chunk's buffer and
+/// records stay in that thread's cache from the read to the replay.
+///
+/// A file truncated during the scan reads like a stream would: the lines
+/// up to where it ended, which are a prefix of what the file held. A chunk
+/// that finds the end early says where, and lines from there on, which
+/// other threads may have read before the truncation, are left out.
+fn scan_positional(
+    src: Positional<'_>,
+    replay: Replay,
+    observer: &mut (dyn Observer + Send),
+    options: ScanOptions,
+) -> io::Result<Scan> {
+    let size = options.block_size.max(1) as u64;
+    let chunks = src.len.div_ceil(size);
+    let threads = if options.parallel {
+        rayon::current_num_threads()
+    } else {
+        1
+    };
+    let threads = threads.clamp(1, usize::try_from(chunks).unwrap_or(usize::MAX).max(1));
+    let turns = Turns {
+        state: Mutex::new(InOrder {
+            summary: empty_summary(),
+            replay,
+            observer,
+            lines: 0,
+            end: 0,
+            turn: 0,
+            failed: None,
+        }),
+        changed: Condvar::new(),
+        next: AtomicU64::new(0),
+        ended: AtomicU64::new(u64::MAX),
+        src,
+        size,
+        chunks,
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            // Without another thread the scan is only slower.
+            if std::thread::Builder::new()
+                .name("leasejournal-scan".into())
+                .spawn_scoped(scope, || turns.work())
+                .is_err()
+            {
+                break;
+            }
+        }
+        turns.work();
+    });
+    let state = turns
+        .state
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(e) = state.failed {
+        return Err(e);
+    }
+    let mut summary = state.summary;
+    summary.bytes = state.end;
+    Ok(Scan {
+        replay: state.replay,
+        summary,
+    })
+}
+
+/// What the threads of a positional scan share.
+struct Turns<'a, 'o> {
+    /// What the replay builds, and whose turn it is.
+    state: Mutex<InOrder<'o>>,
+    /// Signalled when the turn passes or the scan fails.
+    changed: Condvar,
+    /// The next chunk to take.
+    next: AtomicU64,
+    /// The lowest offset a chunk found nothing at (`u64::MAX` while the
+    /// file is whole). Set before that chunk's turn, so every later turn
+    /// sees it.
+    ended: AtomicU64,
+    src: Positional<'a>,
+    size: u64,
+    chunks: u64,
+}
+
+/// The in-order part of a positional scan.
+struct InOrder<'o> {
+    summary: Summary,
+    replay: Replay,
+    observer: &'o mut (dyn Observer + Send),
+    /// Lines in the chunks replayed so far.
+    lines: u64,
+    /// Where the last line replayed ends.
+    end: u64,
+    /// The chunk to replay next.
+    turn: u64,
+    /// The first error; every thread stops when it is set.
+    failed: Option<io::Error>,
+}
+
+impl<'o> Turns<'_, 'o> {
+    fn lock(&self) -> MutexGuard<'_, InOrder<'o>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn fail(&self, error: io::Error) {
+        let mut state = self.lock();
+        state.failed.get_or_insert(error);
+        drop(state);
+        self.changed.notify_all();
+    }
+
+    /// One thread's share: chunks until none is left or the scan failed.
+    fn work(&self) {
+        // A panic stops the other threads too (instead of leaving them
+        // waiting for a turn that never comes); the scope then re-raises it.
+        struct StopOnPanic<'t, 'a, 'o>(&'t Turns<'a, 'o>);
+        impl Drop for StopOnPanic<'_, '_, '_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.fail(io::Error::other("a scan thread panicked"));
+                }
+            }
+        }
+        let _stop = StopOnPanic(self);
+        let mut buffer = Vec::new();
+        let mut classified: Vec<Classified> = Vec::new();
+        loop {
+            let index = self.next.fetch_add(1, Ordering::Relaxed);
+            if index >= self.chunks {
+                return;
+            }
+            let chunk =
+                match lines::read_chunk(self.src.src, self.src.len, self.size, index, buffer) {
+                    Ok(chunk) => chunk,
+                    Err(e) => return self.fail(e),
+                };
+            if let Some(at) = chunk.ended_at {
+                self.ended.fetch_min(at, Ordering::Relaxed);
+            }
+            let block = chunk.block;
+            classified.clear();
+            classified.extend(block.spans.iter().map(|s| classify(block.content(s))));
+            let mut state = self.lock();
+            while state.turn != index && state.failed.is_none() {
+                state = self
+                    .changed
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            if state.failed.is_some() {
+                return;
+            }
+            let s = &mut *state;
+            let ended = self.ended.load(Ordering::Relaxed);
+            if let (Some(first), Some(last)) = (block.spans.first(), block.spans.last())
+                && first.offset < ended
+            {
+                take_block(
+                    &mut s.summary,
+                    &mut s.replay,
+                    s.observer,
+                    &block,
+                    &classified,
+                    s.lines,
+                );
+                s.lines += block.spans.len() as u64;
+                s.end = last.offset + (last.content.len() + last.terminator_len) as u64;
+            }
+            s.turn += 1;
+            drop(state);
+            self.changed.notify_all();
+            if let Some(progress) = self.src.progress {
+                progress(self.size.min(self.src.len - index * self.size));
+            }
+            buffer = block.into_buffer();
+        }
+    }
 }
 
 /// Classifies a block's lines on every core. The pieces are small (eight
@@ -362,6 +634,7 @@ fn take_block(
     observer: &mut (dyn Observer + Send),
     block: &Block,
     classified: &[Classified],
+    lines_before: u64,
 ) {
     for (span, classified) in block.spans.iter().zip(classified) {
         take_line(
@@ -369,6 +642,7 @@ fn take_block(
             replay,
             observer,
             span,
+            span.number + lines_before,
             block.content(span),
             classified,
         );
@@ -381,6 +655,7 @@ fn take_line(
     replay: &mut Replay,
     observer: &mut (dyn Observer + Send),
     span: &Span,
+    number: u64,
     content: &[u8],
     classified: &Classified,
 ) {
@@ -393,13 +668,8 @@ fn take_line(
     let effect = match &classified.kind {
         LineKind::Record(record) => {
             count_record(summary, record);
-            let effect = replay.apply_in_block(
-                record,
-                content,
-                span.number,
-                span.offset,
-                span.content.start,
-            );
+            let effect =
+                replay.apply_in_block(record, content, number, span.offset, span.content.start);
             reason = IgnoreReason::of_effect(&effect, record);
             Some(effect)
         }
@@ -427,7 +697,7 @@ fn take_line(
         },
     };
     observer.line(&LineEvent {
-        number: span.number,
+        number,
         offset: span.offset,
         content,
         terminator: span.terminator,
@@ -470,5 +740,66 @@ fn count_record(summary: &mut Summary, record: &Record) {
     }
     if !record.canonical {
         summary.non_canonical_records += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scanned(src: impl Source, block_size: usize) -> (String, String, Vec<String>) {
+        let options = ScanOptions {
+            parallel: true,
+            block_size,
+        };
+        crate::fuzzing::logged(src, options)
+    }
+
+    #[test]
+    fn a_file_that_ends_early_scans_as_the_bytes_it_holds() {
+        let line = br#"{"clock":"unix","id":"c1037804a292046418339e8ace36b6ba473d64706a0068d04d512762b0452579","op":"reclaim","time":1754550010.0}"#;
+        let mut bytes = Vec::new();
+        for _ in 0..40 {
+            bytes.extend_from_slice(line);
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(&line[..30]);
+        for block_size in [1, 50, 1000, 1 << 20] {
+            let want = scanned(&bytes[..], block_size);
+            // Told of more bytes than there are (a file truncated after
+            // its size was taken), the scan reads what is there.
+            let told = Positional::new(ReadAt::Bytes(&bytes), bytes.len() as u64 + 5000);
+            assert_eq!(scanned(told, block_size), want, "block size {block_size}");
+            assert_eq!(
+                scanned(Positional::bytes(&bytes), block_size),
+                want,
+                "block size {block_size}"
+            );
+        }
+    }
+
+    #[test]
+    fn progress_reports_every_byte_once() {
+        let bytes = b"{}\n[]\n\n{\"x\":1}\n".repeat(50);
+        let seen = AtomicU64::new(0);
+        let progress = |n| {
+            seen.fetch_add(n, Ordering::Relaxed);
+        };
+        for block_size in [1, 7, 64, 1 << 20] {
+            seen.store(0, Ordering::Relaxed);
+            let src = Positional::bytes(&bytes).with_progress(&progress);
+            let scan = scan_with(
+                src,
+                Replay::default(),
+                &mut (),
+                ScanOptions {
+                    parallel: true,
+                    block_size,
+                },
+            )
+            .unwrap();
+            assert_eq!(scan.summary.lines, 200);
+            assert_eq!(seen.load(Ordering::Relaxed), bytes.len() as u64);
+        }
     }
 }

@@ -1,5 +1,6 @@
-//! The reader agrees with itself: parallel and sequential scans, and every
-//! block size, give the same lines, classifications, effects and state.
+//! The reader agrees with itself: parallel and sequential scans, of a
+//! stream or by position, and every block size, give the same lines,
+//! classifications, effects and state.
 
 use leasejournal::journal::encode::{lease_line, marker_line};
 use leasejournal::journal::{Clock, ScanOptions, WorkId};
@@ -9,6 +10,20 @@ use crate::support::{cases, fixture};
 
 fn run(bytes: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
     leasejournal::fuzzing::scan_log(bytes, options)
+}
+
+fn positional(bytes: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
+    leasejournal::fuzzing::scan_log_positional(bytes, options)
+}
+
+/// Four threads even on a machine with fewer cores: more chunks in flight
+/// at once, and more orders in which they finish.
+fn four_threads<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap()
+        .install(f)
 }
 
 fn assert_consistent(bytes: &[u8], what: &str) {
@@ -21,18 +36,29 @@ fn assert_consistent(bytes: &[u8], what: &str) {
     );
     for parallel in [false, true] {
         for block_size in [1, 7, 100, 4096, 4 << 20] {
-            let got = run(
-                bytes,
-                ScanOptions {
-                    parallel,
-                    block_size,
-                },
-            );
+            let options = ScanOptions {
+                parallel,
+                block_size,
+            };
             assert!(
-                got == reference,
+                run(bytes, options) == reference,
                 "{what}: parallel={parallel} block_size={block_size} differs"
             );
+            assert!(
+                positional(bytes, options) == reference,
+                "{what}: positional, parallel={parallel} block_size={block_size} differs"
+            );
         }
+    }
+    for block_size in [1, 100, 4096] {
+        let options = ScanOptions {
+            parallel: true,
+            block_size,
+        };
+        assert!(
+            four_threads(|| positional(bytes, options)) == reference,
+            "{what}: positional on four threads, block_size={block_size} differs"
+        );
     }
 }
 
