@@ -281,8 +281,8 @@ impl<R: Read + Send> Source for R {
 
 /// A journal read by position: an open file, or bytes in memory. Its
 /// scan needs no reader thread: every core reads chunks of its own with
-/// `pread` into a buffer that stays in its cache, classifies their lines,
-/// and replays them when their turn comes ([`Source::scan`]).
+/// `pread` and classifies their lines, and the calling thread replays the
+/// chunks in order ([`Source::scan`]).
 #[derive(Clone, Copy)]
 pub struct Positional<'a> {
     src: ReadAt<'a>,
@@ -431,13 +431,12 @@ fn scan_stream<R: Read + Send>(
 
 /// The scan of a [`Positional`] source. The file is cut into chunks of
 /// `block_size` bytes ([`lines::read_chunk`]: each holds the lines that
-/// start in it). Every thread (one per core, or one when not `parallel`)
-/// takes the next chunk, reads and classifies it on its own, then waits
-/// for its turn and replays it: chunk *k* is replayed right after chunk
-/// *k − 1*, by whichever thread read it. The state, the summary and the
-/// observer live behind one lock that passes from turn to turn; while one
-/// thread replays, the others read and classify. The chunk's buffer and
-/// records stay in that thread's cache from the read to the replay.
+/// start in it). Helper threads (one per other core; none when not
+/// `parallel`) each take the next chunk, read it with `pread` into a
+/// buffer of their own and classify its lines. The calling thread replays
+/// the chunks in order; while the next one is not ready it takes a chunk
+/// too. The replay state stays on one core, and at most [`WINDOW`] chunks
+/// per thread are read ahead of the replay.
 ///
 /// A file truncated during the scan reads like a stream would: the lines
 /// up to where it ended, which are a prefix of what the file held. A chunk
@@ -445,7 +444,7 @@ fn scan_stream<R: Read + Send>(
 /// other threads may have read before the truncation, are left out.
 fn scan_positional(
     src: Positional<'_>,
-    replay: Replay,
+    mut replay: Replay,
     observer: &mut (dyn Observer + Send),
     options: ScanOptions,
 ) -> io::Result<Scan> {
@@ -457,160 +456,236 @@ fn scan_positional(
         1
     };
     let threads = threads.clamp(1, usize::try_from(chunks).unwrap_or(usize::MAX).max(1));
-    let turns = Turns {
-        state: Mutex::new(InOrder {
-            summary: empty_summary(),
-            replay,
-            observer,
-            lines: 0,
-            end: 0,
+    let shared = Shared {
+        queue: Mutex::new(Queue {
+            next: 0,
             turn: 0,
+            window: WINDOW * threads as u64,
+            ready: BTreeMap::new(),
+            spare: Vec::new(),
             failed: None,
         }),
         changed: Condvar::new(),
-        next: AtomicU64::new(0),
         ended: AtomicU64::new(u64::MAX),
         src,
         size,
         chunks,
     };
+    let mut summary = empty_summary();
+    let mut lines = 0;
+    let mut end = 0;
     std::thread::scope(|scope| {
+        // A panic on any thread stops the others (instead of leaving them
+        // waiting for chunks that never come); the scope re-raises it.
+        let _stop = StopOnPanic(&shared);
         for _ in 1..threads {
-            // Without another thread the scan is only slower.
-            if std::thread::Builder::new()
+            // Without a helper the scan is only slower.
+            let helper = std::thread::Builder::new()
                 .name("leasejournal-scan".into())
-                .spawn_scoped(scope, || turns.work())
-                .is_err()
-            {
+                .spawn_scoped(scope, || {
+                    let _stop = StopOnPanic(&shared);
+                    while let Some(index) = shared.take(|q| q.next < q.turn + q.window) {
+                        shared.classify(index);
+                    }
+                });
+            if helper.is_err() {
                 break;
             }
         }
-        turns.work();
+        let mut replay_chunk = |index: u64, ready: Ready| {
+            let block = &ready.chunk.block;
+            let ended = shared.ended.load(Ordering::Relaxed);
+            if let (Some(first), Some(last)) = (block.spans.first(), block.spans.last())
+                && first.offset < ended
+            {
+                take_block(
+                    &mut summary,
+                    &mut replay,
+                    observer,
+                    block,
+                    &ready.classified,
+                    lines,
+                );
+                lines += block.spans.len() as u64;
+                end = last.offset + (last.content.len() + last.terminator_len) as u64;
+            }
+            if let Some(progress) = src.progress {
+                progress(size.min(src.len - index * size));
+            }
+            shared.recycle(ready);
+        };
+        while let Some(step) = shared.step() {
+            match step {
+                Step::Replay(index, ready) => replay_chunk(index, ready),
+                Step::ReadDue(index) => match shared.read(index) {
+                    Ok(ready) => replay_chunk(index, ready),
+                    Err(e) => return shared.fail(e),
+                },
+                Step::ReadAhead(index) => shared.classify(index),
+            }
+        }
     });
-    let state = turns
-        .state
+    let queue = shared
+        .queue
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
-    if let Some(e) = state.failed {
+    if let Some(e) = queue.failed {
         return Err(e);
     }
-    let mut summary = state.summary;
-    summary.bytes = state.end;
-    Ok(Scan {
-        replay: state.replay,
-        summary,
-    })
+    summary.bytes = end;
+    Ok(Scan { replay, summary })
 }
 
+/// Chunks each thread may have read ahead of the replay.
+const WINDOW: u64 = 2;
+
 /// What the threads of a positional scan share.
-struct Turns<'a, 'o> {
-    /// What the replay builds, and whose turn it is.
-    state: Mutex<InOrder<'o>>,
-    /// Signalled when the turn passes or the scan fails.
+struct Shared<'a> {
+    queue: Mutex<Queue>,
+    /// Signalled when a chunk is ready, the replay moves on, or the scan
+    /// fails.
     changed: Condvar,
-    /// The next chunk to take.
-    next: AtomicU64,
     /// The lowest offset a chunk found nothing at (`u64::MAX` while the
-    /// file is whole). Set before that chunk's turn, so every later turn
-    /// sees it.
+    /// file is whole). Set before that chunk is ready, so every later
+    /// chunk's replay sees it.
     ended: AtomicU64,
     src: Positional<'a>,
     size: u64,
     chunks: u64,
 }
 
-/// The in-order part of a positional scan.
-struct InOrder<'o> {
-    summary: Summary,
-    replay: Replay,
-    observer: &'o mut (dyn Observer + Send),
-    /// Lines in the chunks replayed so far.
-    lines: u64,
-    /// Where the last line replayed ends.
-    end: u64,
-    /// The chunk to replay next.
+/// The chunks between reading and replay.
+struct Queue {
+    /// The next chunk to take.
+    next: u64,
+    /// The next chunk to replay.
     turn: u64,
+    /// How far `next` may run ahead of `turn`.
+    window: u64,
+    /// Chunks read and classified, not yet replayed.
+    ready: BTreeMap<u64, Ready>,
+    /// Buffers of replayed chunks, for reuse.
+    spare: Vec<(Vec<u8>, Vec<Classified>)>,
     /// The first error; every thread stops when it is set.
     failed: Option<io::Error>,
 }
 
-impl<'o> Turns<'_, 'o> {
-    fn lock(&self) -> MutexGuard<'_, InOrder<'o>> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+/// The replaying thread's next step ([`Shared::step`]).
+enum Step {
+    /// Replay this chunk, read and classified by a helper.
+    Replay(u64, Ready),
+    /// Read, classify and replay this chunk, which nobody has taken.
+    ReadDue(u64),
+    /// Read and classify this chunk, for its turn later.
+    ReadAhead(u64),
+}
+
+/// A chunk read and classified.
+struct Ready {
+    chunk: lines::Chunk,
+    classified: Vec<Classified>,
+}
+
+/// Stops a positional scan's threads when the one holding it panics.
+struct StopOnPanic<'s, 'a>(&'s Shared<'a>);
+
+impl Drop for StopOnPanic<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail(io::Error::other("a scan thread panicked"));
+        }
+    }
+}
+
+impl Shared<'_> {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn fail(&self, error: io::Error) {
-        let mut state = self.lock();
-        state.failed.get_or_insert(error);
-        drop(state);
+        self.lock().failed.get_or_insert(error);
         self.changed.notify_all();
     }
 
-    /// One thread's share: chunks until none is left or the scan failed.
-    fn work(&self) {
-        // A panic stops the other threads too (instead of leaving them
-        // waiting for a turn that never comes); the scope then re-raises it.
-        struct StopOnPanic<'t, 'a, 'o>(&'t Turns<'a, 'o>);
-        impl Drop for StopOnPanic<'_, '_, '_> {
-            fn drop(&mut self) {
-                if std::thread::panicking() {
-                    self.0.fail(io::Error::other("a scan thread panicked"));
-                }
-            }
-        }
-        let _stop = StopOnPanic(self);
-        let mut buffer = Vec::new();
-        let mut classified: Vec<Classified> = Vec::new();
+    /// The next chunk to read, once `may` allows it; `None` when every
+    /// chunk is taken or the scan failed.
+    fn take(&self, may: impl Fn(&Queue) -> bool) -> Option<u64> {
+        let mut q = self.lock();
         loop {
-            let index = self.next.fetch_add(1, Ordering::Relaxed);
-            if index >= self.chunks {
-                return;
+            if q.failed.is_some() || q.next >= self.chunks {
+                return None;
             }
-            let chunk =
-                match lines::read_chunk(self.src.src, self.src.len, self.size, index, buffer) {
-                    Ok(chunk) => chunk,
-                    Err(e) => return self.fail(e),
-                };
-            if let Some(at) = chunk.ended_at {
-                self.ended.fetch_min(at, Ordering::Relaxed);
+            if may(&q) {
+                q.next += 1;
+                return Some(q.next - 1);
             }
-            let block = chunk.block;
-            classified.clear();
-            classified.extend(block.spans.iter().map(|s| classify(block.content(s))));
-            let mut state = self.lock();
-            while state.turn != index && state.failed.is_none() {
-                state = self
-                    .changed
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner);
-            }
-            if state.failed.is_some() {
-                return;
-            }
-            let s = &mut *state;
-            let ended = self.ended.load(Ordering::Relaxed);
-            if let (Some(first), Some(last)) = (block.spans.first(), block.spans.last())
-                && first.offset < ended
-            {
-                take_block(
-                    &mut s.summary,
-                    &mut s.replay,
-                    s.observer,
-                    &block,
-                    &classified,
-                    s.lines,
-                );
-                s.lines += block.spans.len() as u64;
-                s.end = last.offset + (last.content.len() + last.terminator_len) as u64;
-            }
-            s.turn += 1;
-            drop(state);
-            self.changed.notify_all();
-            if let Some(progress) = self.src.progress {
-                progress(self.size.min(self.src.len - index * self.size));
-            }
-            buffer = block.into_buffer();
+            q = self.changed.wait(q).unwrap_or_else(PoisonError::into_inner);
         }
+    }
+
+    /// Reads and classifies chunk `index`, with buffers of replayed
+    /// chunks when there are some.
+    fn read(&self, index: u64) -> io::Result<Ready> {
+        let (buffer, mut classified) = self.lock().spare.pop().unwrap_or_default();
+        let chunk = lines::read_chunk(self.src.src, self.src.len, self.size, index, buffer)?;
+        if let Some(at) = chunk.ended_at {
+            self.ended.fetch_min(at, Ordering::Relaxed);
+        }
+        let block = &chunk.block;
+        classified.clear();
+        classified.extend(block.spans.iter().map(|s| classify(block.content(s))));
+        Ok(Ready { chunk, classified })
+    }
+
+    /// A helper's share of the work: reads chunk `index` and leaves it for
+    /// the replay.
+    fn classify(&self, index: u64) {
+        match self.read(index) {
+            Ok(ready) => {
+                self.lock().ready.insert(index, ready);
+                self.changed.notify_all();
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// What the replaying thread does next: replay the chunk due when it
+    /// is ready, read it when nobody has taken it, or else read a chunk
+    /// ahead rather than wait. Waits while none is possible; `None` at the
+    /// end or when the scan failed.
+    fn step(&self) -> Option<Step> {
+        let mut q = self.lock();
+        loop {
+            if q.failed.is_some() || q.turn >= self.chunks {
+                return None;
+            }
+            let turn = q.turn;
+            if let Some(ready) = q.ready.remove(&turn) {
+                q.turn += 1;
+                drop(q);
+                // A helper may take one more chunk now.
+                self.changed.notify_all();
+                return Some(Step::Replay(turn, ready));
+            }
+            if q.next == turn {
+                q.next += 1;
+                q.turn += 1;
+                return Some(Step::ReadDue(turn));
+            }
+            if q.next < self.chunks && q.next < turn + q.window {
+                q.next += 1;
+                return Some(Step::ReadAhead(q.next - 1));
+            }
+            q = self.changed.wait(q).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Keeps a replayed chunk's buffers for the next one.
+    fn recycle(&self, ready: Ready) {
+        let Ready { chunk, classified } = ready;
+        self.lock()
+            .spare
+            .push((chunk.block.into_buffer(), classified));
     }
 }
 
