@@ -123,8 +123,9 @@ pub fn check_canonical(data: &[u8]) {
     }
 }
 
+/// Every line event of a scan, formatted.
 #[derive(Default)]
-struct Log(Vec<String>);
+pub(crate) struct Log(pub(crate) Vec<String>);
 
 impl Observer for Log {
     fn line(&mut self, e: &LineEvent<'_>) {

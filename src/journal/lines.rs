@@ -197,11 +197,14 @@ pub enum ReadAt<'a> {
     File(&'a std::fs::File),
     /// Bytes in memory.
     Bytes(&'a [u8]),
+    /// Bytes in memory that shrink or fail on cue (tests).
+    #[cfg(test)]
+    Script(&'a tests::Script),
 }
 
 impl ReadAt<'_> {
     /// Reads bytes from `offset` into `buf` and says how many; 0 at the end.
-    fn read_at(self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    pub(super) fn read_at(self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         match self {
             ReadAt::File(file) => std::os::unix::fs::FileExt::read_at(file, buf, offset),
             ReadAt::Bytes(bytes) => {
@@ -210,6 +213,8 @@ impl ReadAt<'_> {
                 buf[..n].copy_from_slice(&bytes[start..start + n]);
                 Ok(n)
             }
+            #[cfg(test)]
+            ReadAt::Script(script) => script.read_at(buf, offset),
         }
     }
 }
@@ -443,8 +448,82 @@ impl<R: Read> LineReader<R> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+
+    /// A source for tests of a scan's reading: bytes that are truncated to
+    /// `cut_to` when chunk `cut_in` is read, but only once a read from
+    /// `after` on has copied its bytes (a read-ahead that saw the whole
+    /// file); or reads that fail or panic from `fail_at` on.
+    #[derive(Debug)]
+    pub struct Script {
+        pub bytes: Vec<u8>,
+        pub len: AtomicU64,
+        /// Offsets whose read truncates, the offset a finished read must
+        /// have reached first, and the new length.
+        pub cut: Option<(std::ops::Range<u64>, u64, u64)>,
+        /// The first read from this offset on fails, or panics when
+        /// `panics`; only a helper thread's read when `helpers_fail`, and
+        /// the calling thread's reads are slowed down then, so that helpers
+        /// read most chunks.
+        pub fail_at: Option<u64>,
+        pub panics: bool,
+        pub helpers_fail: bool,
+        failed: AtomicBool,
+        /// The highest offset a finished read started at.
+        read_up_to: AtomicU64,
+        cut_done: AtomicBool,
+    }
+
+    impl Script {
+        pub fn new(bytes: Vec<u8>) -> Script {
+            Script {
+                len: AtomicU64::new(bytes.len() as u64),
+                bytes,
+                cut: None,
+                fail_at: None,
+                panics: false,
+                helpers_fail: false,
+                read_up_to: AtomicU64::new(0),
+                cut_done: AtomicBool::new(false),
+                failed: AtomicBool::new(false),
+            }
+        }
+
+        pub fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+            let helper = std::thread::current().name() == Some("leasejournal-scan");
+            if self.helpers_fail && !helper {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            if self.fail_at.is_some_and(|at| offset >= at)
+                && (helper || !self.helpers_fail)
+                && !self.failed.swap(true, Ordering::SeqCst)
+            {
+                assert!(!self.panics, "injected panic at {offset}");
+                return Err(io::Error::other(format!("injected error at {offset}")));
+            }
+            if let Some((within, after, to)) = &self.cut
+                && within.contains(&offset)
+                && !self.cut_done.load(Ordering::SeqCst)
+            {
+                // Wait (a while at most) for another thread's read ahead.
+                let start = Instant::now();
+                while self.read_up_to.load(Ordering::SeqCst) < *after
+                    && start.elapsed() < Duration::from_secs(5)
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                self.len.store(*to, Ordering::SeqCst);
+                self.cut_done.store(true, Ordering::SeqCst);
+            }
+            let len = self.len.load(Ordering::SeqCst);
+            let n = ReadAt::Bytes(&self.bytes[..len as usize]).read_at(buf, offset)?;
+            self.read_up_to.fetch_max(offset, Ordering::SeqCst);
+            Ok(n)
+        }
+    }
 
     fn split_all(bytes: &[u8], capacity: usize) -> Vec<(u64, u64, Vec<u8>, Terminator)> {
         let mut reader = LineReader::with_capacity(bytes, capacity);

@@ -326,7 +326,30 @@ impl Source for Positional<'_> {
         observer: &mut (dyn Observer + Send),
         options: ScanOptions,
     ) -> io::Result<Scan> {
+        if self.len == 0 {
+            // Some files report no size but have content (procfs, some
+            // FUSE file systems): read them to their end.
+            let stream = InOrderReads {
+                src: self.src,
+                pos: 0,
+            };
+            return scan_stream(stream, replay, observer, options);
+        }
         scan_positional(self, replay, observer, options)
+    }
+}
+
+/// A positional source read from its start to its end, as a stream.
+struct InOrderReads<'a> {
+    src: ReadAt<'a>,
+    pos: u64,
+}
+
+impl Read for InOrderReads<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.src.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
     }
 }
 
@@ -439,9 +462,11 @@ fn scan_stream<R: Read + Send>(
 /// per thread are read ahead of the replay.
 ///
 /// A file truncated during the scan reads like a stream would: the lines
-/// up to where it ended, which are a prefix of what the file held. A chunk
-/// that finds the end early says where, and lines from there on, which
-/// other threads may have read before the truncation, are left out.
+/// of a prefix of what the file held. A chunk that finds the end early
+/// says where, and chunks whose lines start there or later, which other
+/// threads may have read before the truncation, are left out. As with a
+/// stream, a read that races with the truncation may get zeros where the
+/// file was cut (the kernel's doing); they read as a damaged line.
 fn scan_positional(
     src: Positional<'_>,
     mut replay: Replay,
@@ -851,6 +876,115 @@ mod tests {
                 "block size {block_size}"
             );
         }
+    }
+
+    /// Lines of every ending, some far longer than the chunks of 1000
+    /// bytes the tests below read them in.
+    fn journal_bytes() -> Vec<u8> {
+        let line = br#"{"clock":"unix","id":"c1037804a292046418339e8ace36b6ba473d64706a0068d04d512762b0452579","op":"reclaim","time":1754550010.0}"#;
+        let mut bytes = Vec::new();
+        for i in 0..1500usize {
+            bytes.extend_from_slice(line);
+            bytes.extend_from_slice([&b"\n"[..], b"\r\n", b"\r", b"\r\xff\n"][i % 4]);
+            if i % 13 == 0 {
+                bytes.extend(std::iter::repeat_n(b'x', 3000));
+                bytes.push(b'\n');
+            }
+        }
+        bytes
+    }
+
+    fn on_four_threads<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap()
+            .install(f)
+    }
+
+    const CHUNK: u64 = 1000;
+
+    fn in_chunks(script: &lines::tests::Script) -> io::Result<(Summary, Vec<String>)> {
+        let len = script.bytes.len() as u64;
+        on_four_threads(|| {
+            let mut log = crate::fuzzing::Log::default();
+            let options = ScanOptions {
+                parallel: true,
+                block_size: CHUNK as usize,
+            };
+            let src = Positional::new(ReadAt::Script(script), len);
+            let scan = scan_with(src, Replay::default(), &mut log, options)?;
+            Ok((scan.summary, log.0))
+        })
+    }
+
+    #[test]
+    fn a_file_truncated_during_the_scan_gives_the_lines_of_a_prefix() {
+        let bytes = journal_bytes();
+        for k in [2, 9, 40] {
+            for cut_to in [k * CHUNK + 1, k * CHUNK + 357] {
+                let mut script = lines::tests::Script::new(bytes.clone());
+                // Chunk k's first read truncates the file, once chunk k + 2
+                // has been read whole by another thread.
+                script.cut = Some((k * CHUNK - 1..k * CHUNK, (k + 2) * CHUNK - 1, cut_to));
+                let (summary, lines) = in_chunks(&script).unwrap();
+                let end = summary.bytes;
+                let (_, _, want) = crate::fuzzing::scan_log(
+                    &bytes[..end as usize],
+                    ScanOptions {
+                        parallel: false,
+                        block_size: 1 << 20,
+                    },
+                );
+                assert_eq!(lines, want, "chunk {k}, cut to {cut_to}");
+                // What was read ahead of the cut is left out.
+                assert!(end < (k + 2) * CHUNK, "chunk {k}: read to {end}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_failing_or_panicking_read_stops_every_thread() {
+        let bytes = journal_bytes();
+        for chunk in [0, 1, 5, 60, 200] {
+            for (panics, helpers_fail) in
+                [(false, false), (false, true), (true, false), (true, true)]
+            {
+                let mut script = lines::tests::Script::new(bytes.clone());
+                script.fail_at = Some(chunk * CHUNK);
+                script.panics = panics;
+                script.helpers_fail = helpers_fail;
+                let script = std::sync::Arc::new(script);
+                let (done, outcome) = std::sync::mpsc::channel();
+                let running = std::sync::Arc::clone(&script);
+                // A scan that hangs fails the test instead of hanging it.
+                std::thread::spawn(move || {
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        in_chunks(&running).map(|_| ())
+                    }));
+                    let _ = done.send(result);
+                });
+                let outcome = outcome
+                    .recv_timeout(std::time::Duration::from_secs(60))
+                    .unwrap_or_else(|_| panic!("chunk {chunk}: the scan hung"));
+                match outcome {
+                    Err(_) => assert!(panics, "chunk {chunk}: an error became a panic"),
+                    Ok(Err(e)) => {
+                        assert!(!panics, "chunk {chunk}: a panic became an error");
+                        assert!(e.to_string().contains("injected error"), "{e}");
+                    }
+                    Ok(Ok(_)) => panic!("chunk {chunk}: the failure was lost"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_of_no_size_is_read_to_its_end() {
+        let bytes = journal_bytes();
+        let want = scanned(&bytes[..], 1000);
+        let told = Positional::new(ReadAt::Bytes(&bytes), 0);
+        assert_eq!(scanned(told, 1000), want);
     }
 
     #[test]
