@@ -509,7 +509,7 @@ fn scan_positional(
                 .name("leasejournal-scan".into())
                 .spawn_scoped(scope, || {
                     let _stop = StopOnPanic(&shared);
-                    while let Some(index) = shared.take(|q| q.next < q.turn + q.window) {
+                    while let Some(index) = shared.take() {
                         shared.classify(index);
                     }
                 });
@@ -632,15 +632,15 @@ impl Shared<'_> {
         self.changed.notify_all();
     }
 
-    /// The next chunk to read, once `may` allows it; `None` when every
-    /// chunk is taken or the scan failed.
-    fn take(&self, may: impl Fn(&Queue) -> bool) -> Option<u64> {
+    /// The next chunk for a helper to read, once the window allows it;
+    /// `None` when every chunk is taken or the scan failed.
+    fn take(&self) -> Option<u64> {
         let mut q = self.lock();
         loop {
             if q.failed.is_some() || q.next >= self.chunks {
                 return None;
             }
-            if may(&q) {
+            if q.next < q.turn + q.window {
                 q.next += 1;
                 return Some(q.next - 1);
             }
