@@ -75,6 +75,13 @@ pub fn target(path: &Path, kind: Option<Kind>) -> Result<Target, InputError> {
     })
 }
 
+/// The size of an opened file: how much of a journal is read.
+pub fn size(path: &Path, file: &File) -> Result<u64, InputError> {
+    file.metadata()
+        .map(|m| m.len())
+        .map_err(|e| InputError::new(path, format!("read error: {e}")))
+}
+
 /// Inspects one opened file.
 pub fn inspect_file(
     path: &Path,
@@ -88,10 +95,7 @@ pub fn inspect_file(
     let shown = path.display().to_string();
     match kind {
         Kind::Journal => {
-            let len = file
-                .metadata()
-                .map_err(|e| InputError::new(path, format!("read error: {e}")))?
-                .len();
+            let len = size(path, &file)?;
             let bar = bar.0.bar(path, len, bar.1);
             let progress = |n| bar.inc(n);
             let src = Positional::file(&file, len).with_progress(&progress);

@@ -95,10 +95,7 @@ fn verify_file(
     match kind {
         Kind::Journal => {
             let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
-            let len = file
-                .metadata()
-                .map_err(|e| InputError::new(path, format!("read error: {e}")))?
-                .len();
+            let len = load::size(path, &file)?;
             let bar = bar.0.bar(path, len, bar.1);
             let progress = |n| bar.inc(n);
             let src = Positional::file(&file, len).with_progress(&progress);

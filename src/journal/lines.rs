@@ -251,49 +251,46 @@ pub(super) fn read_chunk(
     let mut filled = 0;
     let want = to_usize(hi.saturating_add(SLACK).min(len) - from)?;
     let mut ended = !fill_at(src, from, &mut data, &mut filled, want)?;
-    let start = if lo == 0 {
-        0
+    let first = if lo == 0 {
+        Some(0)
     } else {
-        match memchr(b'\n', &data[..filled]) {
-            Some(i) if from + (i as u64) + 1 < hi => i + 1,
-            // No line starts in the chunk.
-            _ => {
-                return Ok(Chunk {
-                    ended_at: ended.then_some(from + filled as u64),
-                    block: Block {
-                        data,
-                        len: 0,
-                        spans: Vec::new(),
-                    },
-                });
-            }
-        }
+        memchr(b'\n', &data[..filled])
+            .map(|i| i + 1)
+            .filter(|&start| from + (start as u64) < hi)
     };
-    // The chunk's last line ends at the first `\n` from `hi - 1` on.
-    let end = if hi == len {
-        filled
-    } else {
-        let mut search = to_usize(hi - 1 - from)?.min(filled);
-        loop {
-            if let Some(i) = memchr(b'\n', &data[search..filled]) {
-                break search + i + 1;
+    let region = match first {
+        // No line starts in the chunk.
+        None => 0..0,
+        // Its last line ends at the first `\n` from `hi - 1` on.
+        Some(start) if hi < len => {
+            let mut search = to_usize(hi - 1 - from)?.min(filled);
+            loop {
+                if let Some(i) = memchr(b'\n', &data[search..filled]) {
+                    break start..search + i + 1;
+                }
+                let have = from + filled as u64;
+                if have >= len || ended {
+                    break start..filled;
+                }
+                search = filled;
+                let want = filled + to_usize((filled as u64).max(SLACK).min(len - have))?;
+                ended = !fill_at(src, from, &mut data, &mut filled, want)?;
             }
-            let have = from + filled as u64;
-            if have >= len || ended {
-                break filled;
-            }
-            search = filled;
-            let want = filled + to_usize((filled as u64).max(SLACK).min(len - have))?;
-            ended = !fill_at(src, from, &mut data, &mut filled, want)?;
         }
+        Some(start) => start..filled,
     };
     let mut number = 0;
-    let spans = split(&data, start..end, from + start as u64, &mut number);
+    let spans = split(
+        &data,
+        region.clone(),
+        from + region.start as u64,
+        &mut number,
+    );
     Ok(Chunk {
         ended_at: ended.then_some(from + filled as u64),
         block: Block {
             data,
-            len: end,
+            len: region.end,
             spans,
         },
     })
@@ -453,16 +450,17 @@ pub(super) mod tests {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::time::{Duration, Instant};
 
-    /// A source for tests of a scan's reading: bytes that are truncated to
-    /// `cut_to` when chunk `cut_in` is read, but only once a read from
-    /// `after` on has copied its bytes (a read-ahead that saw the whole
-    /// file); or reads that fail or panic from `fail_at` on.
+    /// A source for tests of a scan's reading: bytes that are truncated
+    /// when a chunk is read (`cut`), or reads that fail or panic
+    /// (`fail_at`).
     #[derive(Debug)]
     pub struct Script {
         pub bytes: Vec<u8>,
-        pub len: AtomicU64,
-        /// Offsets whose read truncates, the offset a finished read must
-        /// have reached first, and the new length.
+        /// The length reads see now.
+        len: AtomicU64,
+        /// The offsets whose read truncates the bytes, the offset another
+        /// read must have started at and copied from first (a read-ahead
+        /// that saw them whole), and the new length.
         pub cut: Option<(std::ops::Range<u64>, u64, u64)>,
         /// The first read from this offset on fails, or panics when
         /// `panics`; only a helper thread's read when `helpers_fail`, and

@@ -15,7 +15,8 @@ mod lines;
 mod record;
 mod replay;
 
-pub use lines::{Block, BlockReader, LineReader, RawLine, ReadAt, Span, Terminator};
+use lines::ReadAt;
+pub use lines::{Block, BlockReader, LineReader, RawLine, Span, Terminator};
 pub use record::{
     Classified, Clock, ClockMarker, CorruptReason, Field, Lease, LeaseRejection, Lenient, LineKind,
     Op, Payload, Record, WorkId, classify, classify_fast, classify_general,
@@ -518,7 +519,7 @@ fn scan_positional(
             }
         }
         let mut replay_chunk = |index: u64, ready: Ready| {
-            let block = &ready.chunk.block;
+            let block = &ready.block;
             let ended = shared.ended.load(Ordering::Relaxed);
             if let (Some(first), Some(last)) = (block.spans.first(), block.spans.last())
                 && first.offset < ended
@@ -607,7 +608,7 @@ enum Step {
 
 /// A chunk read and classified.
 struct Ready {
-    chunk: lines::Chunk,
+    block: Block,
     classified: Vec<Classified>,
 }
 
@@ -656,10 +657,10 @@ impl Shared<'_> {
         if let Some(at) = chunk.ended_at {
             self.ended.fetch_min(at, Ordering::Relaxed);
         }
-        let block = &chunk.block;
+        let block = chunk.block;
         classified.clear();
         classified.extend(block.spans.iter().map(|s| classify(block.content(s))));
-        Ok(Ready { chunk, classified })
+        Ok(Ready { block, classified })
     }
 
     /// A helper's share of the work: reads chunk `index` and leaves it for
@@ -707,10 +708,8 @@ impl Shared<'_> {
 
     /// Keeps a replayed chunk's buffers for the next one.
     fn recycle(&self, ready: Ready) {
-        let Ready { chunk, classified } = ready;
-        self.lock()
-            .spare
-            .push((chunk.block.into_buffer(), classified));
+        let Ready { block, classified } = ready;
+        self.lock().spare.push((block.into_buffer(), classified));
     }
 }
 
@@ -847,6 +846,8 @@ fn count_record(summary: &mut Summary, record: &Record) {
 mod tests {
     use super::*;
 
+    const RECLAIM: &[u8] = br#"{"clock":"unix","id":"c1037804a292046418339e8ace36b6ba473d64706a0068d04d512762b0452579","op":"reclaim","time":1754550010.0}"#;
+
     fn scanned(src: impl Source, block_size: usize) -> (String, String, Vec<String>) {
         let options = ScanOptions {
             parallel: true,
@@ -857,13 +858,12 @@ mod tests {
 
     #[test]
     fn a_file_that_ends_early_scans_as_the_bytes_it_holds() {
-        let line = br#"{"clock":"unix","id":"c1037804a292046418339e8ace36b6ba473d64706a0068d04d512762b0452579","op":"reclaim","time":1754550010.0}"#;
         let mut bytes = Vec::new();
         for _ in 0..40 {
-            bytes.extend_from_slice(line);
+            bytes.extend_from_slice(RECLAIM);
             bytes.push(b'\n');
         }
-        bytes.extend_from_slice(&line[..30]);
+        bytes.extend_from_slice(&RECLAIM[..30]);
         for block_size in [1, 50, 1000, 1 << 20] {
             let want = scanned(&bytes[..], block_size);
             // Told of more bytes than there are (a file truncated after
@@ -881,10 +881,9 @@ mod tests {
     /// Lines of every ending, some far longer than the chunks of 1000
     /// bytes the tests below read them in.
     fn journal_bytes() -> Vec<u8> {
-        let line = br#"{"clock":"unix","id":"c1037804a292046418339e8ace36b6ba473d64706a0068d04d512762b0452579","op":"reclaim","time":1754550010.0}"#;
         let mut bytes = Vec::new();
         for i in 0..1500usize {
-            bytes.extend_from_slice(line);
+            bytes.extend_from_slice(RECLAIM);
             bytes.extend_from_slice([&b"\n"[..], b"\r\n", b"\r", b"\r\xff\n"][i % 4]);
             if i % 13 == 0 {
                 bytes.extend(std::iter::repeat_n(b'x', 3000));
@@ -954,13 +953,11 @@ mod tests {
                 script.fail_at = Some(chunk * CHUNK);
                 script.panics = panics;
                 script.helpers_fail = helpers_fail;
-                let script = std::sync::Arc::new(script);
                 let (done, outcome) = std::sync::mpsc::channel();
-                let running = std::sync::Arc::clone(&script);
                 // A scan that hangs fails the test instead of hanging it.
                 std::thread::spawn(move || {
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        in_chunks(&running).map(|_| ())
+                        in_chunks(&script).map(|_| ())
                     }));
                     let _ = done.send(result);
                 });
