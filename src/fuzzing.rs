@@ -136,24 +136,12 @@ impl Observer for Log {
     }
 }
 
-/// Scans `data` and returns what a comparison of two scans needs: the
-/// summary (as JSON), the replay digest and every line event, formatted.
-pub fn scan_log(data: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
-    logged(data, options)
-}
-
-/// [`scan_log`] reading `data` by position, in chunks of the options'
-/// block size, on as many threads as the current rayon pool has when
-/// `parallel`.
-pub fn scan_log_positional(data: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
-    logged(Positional::bytes(data), options)
-}
-
-/// [`scan_log`] of any source.
-pub(crate) fn logged(
-    src: impl journal::Source,
-    options: ScanOptions,
-) -> (String, String, Vec<String>) {
+/// Scans `src` (bytes as a stream, or a [`Positional`] source read in
+/// chunks of the options' block size, on as many threads as the current
+/// rayon pool has when `parallel`) and returns what a comparison of two
+/// scans needs: the summary (as JSON), the replay digest and every line
+/// event, formatted.
+pub fn scan_log(src: impl journal::Source, options: ScanOptions) -> (String, String, Vec<String>) {
     let mut log = Log::default();
     let scan =
         journal::scan_with(src, Replay::default(), &mut log, options).expect("reading bytes");
@@ -195,8 +183,8 @@ pub fn check_journal(data: &[u8]) {
     );
     assert!(sequential == parallel, "parallel scan disagrees");
     for block_size in [7, 512] {
-        let positional = scan_log_positional(
-            data,
+        let positional = scan_log(
+            Positional::bytes(data),
             ScanOptions {
                 parallel: true,
                 block_size,

@@ -853,7 +853,7 @@ mod tests {
             parallel: true,
             block_size,
         };
-        crate::fuzzing::logged(src, options)
+        crate::fuzzing::scan_log(src, options)
     }
 
     #[test]

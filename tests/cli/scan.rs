@@ -3,7 +3,7 @@
 //! classifications, effects and state.
 
 use leasejournal::journal::encode::{lease_line, marker_line};
-use leasejournal::journal::{Clock, ScanOptions, WorkId};
+use leasejournal::journal::{Clock, Positional, ScanOptions, WorkId};
 use leasejournal::json::PyInt;
 
 use crate::support::{cases, fixture};
@@ -13,7 +13,7 @@ fn run(bytes: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
 }
 
 fn positional(bytes: &[u8], options: ScanOptions) -> (String, String, Vec<String>) {
-    leasejournal::fuzzing::scan_log_positional(bytes, options)
+    leasejournal::fuzzing::scan_log(Positional::bytes(bytes), options)
 }
 
 /// Four threads even on a machine with fewer cores: more chunks in flight
