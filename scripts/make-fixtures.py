@@ -82,6 +82,7 @@ shutil.rmtree(ROOT, ignore_errors=True)
 J = "journal.jsonl"
 write("torn-tail", J, lines(lease(1)) + '{"attempts":1,"clo')
 write("zero-filled-tail", J, lines(lease(1)).encode() + b"\0" * 16)
+write("unterminated-tail", J, lines(lease(1)) + lease(2))
 write("glued-record", J, lines(lease(1), '{"attempts":1,"clock":"unix","id":"' + lease(2)))
 write("corrupt-line", J, lines(lease(1), "{not json", lease(2)))
 invalid = lease(1).replace('"clock"', '\xff"clock"', 1).encode("latin-1")

@@ -182,25 +182,40 @@ impl MasterLock {
     /// `flock(LOCK_EX|LOCK_NB)`. With `wait`, retries until it expires.
     pub fn acquire(dir: &Path, wait: Option<Duration>) -> Result<MasterLock, WriteError> {
         let path = dir.join(MASTER_LOCK);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&path)
-            .map_err(|err| match err.raw_os_error() {
-                Some(libc::ELOOP) => WriteError::NotRegular {
-                    path: path.clone(),
-                    what: "a symbolic link",
-                },
-                _ => WriteError::Io {
-                    path: path.clone(),
-                    action: "open the master lock",
-                    err,
-                },
-            })?;
+        let open = |create_new: bool| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(create_new)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&path)
+        };
+        // A lock file this tool creates belongs to the directory's owner,
+        // as the master's own would: the master, running as that user,
+        // must be able to open it.
+        let file = match open(true) {
+            Ok(file) => {
+                give_to_owner_of(&file, dir).map_err(io_err(
+                    &path,
+                    "give the master lock to the directory's owner",
+                ))?;
+                Ok(file)
+            }
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => open(false),
+            Err(err) => Err(err),
+        }
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => WriteError::NotRegular {
+                path: path.clone(),
+                what: "a symbolic link",
+            },
+            _ => WriteError::Io {
+                path: path.clone(),
+                action: "open the master lock",
+                err,
+            },
+        })?;
         let meta = file
             .metadata()
             .map_err(io_err(&path, "stat the master lock"))?;
@@ -299,6 +314,22 @@ pub fn open_target(path: &Path) -> Result<(File, fs::Metadata), WriteError> {
     Ok((file, meta))
 }
 
+/// Gives `file` the owner and group `uid`/`gid`. Only root can give a file
+/// away; anyone else's new file already belongs to them, so a refusal is
+/// not an error.
+fn give_to(file: &File, uid: u32, gid: u32) -> io::Result<()> {
+    match std::os::unix::fs::fchown(file, Some(uid), Some(gid)) {
+        Err(err) if err.kind() == io::ErrorKind::PermissionDenied => Ok(()),
+        other => other,
+    }
+}
+
+/// Gives a new `file` the owner and group of the directory `dir`.
+fn give_to_owner_of(file: &File, dir: &Path) -> io::Result<()> {
+    let meta = fs::metadata(dir)?;
+    give_to(file, meta.uid(), meta.gid())
+}
+
 fn sync_dir(dir: &Path) -> Result<(), WriteError> {
     let d = File::open(dir).map_err(io_err(dir, "open the directory"))?;
     d.sync_all().map_err(io_err(dir, "fsync the directory"))
@@ -348,6 +379,8 @@ pub fn backup(path: &Path, backup_dir: Option<&Path>, stamp: &str) -> Result<Pat
         }
     };
     let result = (|| {
+        give_to(&out, meta.uid(), meta.gid())
+            .map_err(io_err(&dest, "give the backup the original's owner"))?;
         io::copy(&mut src, &mut out).map_err(io_err(&dest, "write the backup"))?;
         failpoint("backup-written").map_err(io_err(&dest, "write the backup"))?;
         out.sync_all().map_err(io_err(&dest, "fsync the backup"))?;
@@ -358,6 +391,44 @@ pub fn backup(path: &Path, backup_dir: Option<&Path>, stamp: &str) -> Result<Pat
         return Err(e);
     }
     Ok(dest)
+}
+
+/// Creates `path`, which must not exist, with `bytes`: owned by the
+/// directory's owner, mode 0644 less the umask, fsynced with its directory.
+/// On failure nothing is left behind.
+pub fn create_new(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    if fs::symlink_metadata(path).is_ok() {
+        return Err(WriteError::Exists {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|err| match err.kind() {
+            io::ErrorKind::AlreadyExists => WriteError::Exists {
+                path: path.to_path_buf(),
+            },
+            _ => WriteError::Io {
+                path: path.to_path_buf(),
+                action: "create",
+                err,
+            },
+        })?;
+    let result = (|| {
+        give_to_owner_of(&file, parent(path))
+            .map_err(io_err(path, "give the file the directory's owner"))?;
+        file.write_all(bytes).map_err(io_err(path, "write"))?;
+        file.sync_all().map_err(io_err(path, "fsync"))?;
+        sync_dir(parent(path))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(path);
+    }
+    result
 }
 
 /// This tool's temporary file for `target`.
@@ -434,20 +505,16 @@ pub fn replace(
     // Removes the temporary file if anything below fails or panics.
     let mut guard = RemoveOnDrop(Some(temp.clone()));
     let result = (|| {
-        if let Some(m) = like {
-            // Keep the original's owner; only root can give a file away, and
-            // a non-root user's file already has the right owner.
-            if let Err(err) = std::os::unix::fs::fchown(&file, Some(m.uid()), Some(m.gid()))
-                && err.kind() != io::ErrorKind::PermissionDenied
-            {
-                return Err(WriteError::Io {
-                    path: temp.clone(),
-                    action: "keep the owner",
-                    err,
-                });
+        match like {
+            Some(m) => {
+                // The original's owner and mode.
+                give_to(&file, m.uid(), m.gid()).map_err(io_err(&temp, "keep the owner"))?;
+                fs::set_permissions(&temp, fs::Permissions::from_mode(mode))
+                    .map_err(io_err(&temp, "keep the mode"))?;
             }
-            fs::set_permissions(&temp, fs::Permissions::from_mode(mode))
-                .map_err(io_err(&temp, "keep the mode"))?;
+            // A new file belongs to the directory's owner.
+            None => give_to_owner_of(&file, parent(target))
+                .map_err(io_err(&temp, "give the file the directory's owner"))?,
         }
         let progress = Progress::default();
         // Read back through the descriptor that wrote it: the same file,

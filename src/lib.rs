@@ -27,6 +27,7 @@ pub mod migrate;
 pub mod plan;
 pub mod recover;
 pub mod render;
+pub mod repair;
 pub mod snapshot;
 pub mod statedir;
 pub mod verify;

@@ -1,28 +1,35 @@
 //! `migrate` as a plan: move state out of the legacy (monotonic) clock
-//! domain, as F314's L5 asks. A journal's legacy active leases are
-//! reclaimed, as upstream's first recovery would (optionally followed by a
-//! compaction so no clock-less record remains); a legacy snapshot is
-//! replaced by exactly the bytes upstream writes right after restoring it.
-//! Running it twice changes nothing the second time.
+//! domain, as F314's L5 asks. A legacy snapshot is replaced by exactly the
+//! bytes upstream writes right after restoring it. A journal's legacy
+//! leases are only reported: the master's resume reclaims them and requeues
+//! their work itself, and reclaiming them here would lose that work. With
+//! `--rewrite` the journal is compacted, so no clock-less record remains;
+//! legacy leases keep `"clock":"legacy"`, as upstream's compaction writes
+//! them. Running it twice changes nothing the second time.
 
 use serde::Serialize;
 
 use crate::compact::Measured;
 use crate::plan::Reclaim;
-use crate::recover;
 use crate::snapshot::{self, Dropped, Zeroed};
 
 /// What `migrate` does to one file.
 #[derive(Debug, Serialize)]
 #[serde(tag = "change", rename_all = "kebab-case")]
 pub enum Migration {
-    /// A journal: legacy leases reclaimed by appended records.
-    Reclaim(recover::Plan),
-    /// A journal with `--rewrite`: legacy leases reclaimed, then compacted.
+    /// A journal, left as it is: its legacy leases, which resume reclaims
+    /// and requeues.
+    Journal {
+        /// The active legacy leases, in the order resume reclaims them.
+        legacy_leases: Vec<Reclaim>,
+    },
+    /// A journal with `--rewrite`: compacted, legacy leases kept as legacy.
     Rewrite {
-        /// The legacy leases reclaimed.
-        reclaimed: Vec<Reclaim>,
-        /// The compaction that follows.
+        /// The active legacy leases, in the order resume reclaims them.
+        legacy_leases: Vec<Reclaim>,
+        /// Records without a `clock` member before the rewrite.
+        clockless_records: u64,
+        /// The compaction.
         compaction: Measured,
     },
     /// A snapshot.
@@ -30,11 +37,15 @@ pub enum Migration {
 }
 
 impl Migration {
-    /// Whether there is nothing to migrate.
+    /// Whether there is nothing to write.
     pub fn is_noop(&self) -> bool {
         match self {
-            Migration::Reclaim(plan) => plan.reclaims.is_empty(),
-            Migration::Rewrite { reclaimed, .. } => reclaimed.is_empty(),
+            Migration::Journal { .. } => true,
+            Migration::Rewrite {
+                clockless_records,
+                compaction,
+                ..
+            } => *clockless_records == 0 || compaction.unchanged,
             Migration::Snapshot(plan) => !plan.needed,
         }
     }

@@ -88,10 +88,6 @@ pub struct Reclaim {
     pub path: Option<String>,
     /// Whether the payload carries a non-null `continuation`.
     pub continuation: bool,
-    /// Whether upstream will drop the work on resume (its `path` is not a
-    /// file on this host and it has no continuation); filled in by the
-    /// caller, which may look at the file system.
-    pub dropped_on_resume: Option<bool>,
 }
 
 /// Upstream's `recover_expired` selection and order: the leases `expired`
@@ -100,14 +96,23 @@ pub fn reclaims(
     replay: &Replay,
     now: f64,
     limit: usize,
-    expired: impl Fn(&Active) -> bool,
+    expired: impl Fn(&WorkId, &Active) -> bool,
 ) -> Vec<Reclaim> {
-    let mut chosen: Vec<(&WorkId, &Active)> =
-        replay.active.iter().filter(|(_, a)| expired(a)).collect();
+    let mut chosen: Vec<(&WorkId, &Active)> = replay
+        .active
+        .iter()
+        .filter(|(id, a)| expired(id, a))
+        .collect();
+    // Python compares the times as numbers: -0.0 and 0.0 tie and the id
+    // decides (times are finite, so partial_cmp always answers).
     chosen.sort_by(|(ia, a), (ib, b)| {
         a.attempts
             .cmp(&b.attempts)
-            .then(a.time.total_cmp(&b.time))
+            .then(
+                a.time
+                    .partial_cmp(&b.time)
+                    .unwrap_or(std::cmp::Ordering::Equal),
+            )
             .then(ia.cmp(ib))
     });
     if limit > 0 {
@@ -127,7 +132,6 @@ pub fn reclaims(
                 line: a.line,
                 path,
                 continuation,
-                dropped_on_resume: None,
             }
         })
         .collect()
@@ -186,6 +190,8 @@ fn json_string(raw: &[u8]) -> Option<String> {
 pub enum Mode {
     /// Print the plan only.
     DryRun,
+    /// Print the plan; exit 1 if it would change anything (`--check`).
+    Check,
     /// Change files in place.
     Apply,
     /// Write the result to `--output`.
@@ -211,6 +217,8 @@ pub struct Outcome<P: Serialize> {
     pub removed_temp_files: Vec<String>,
     /// A remark ("nothing to do", …).
     pub note: Option<String>,
+    /// Whether a change in place keeps a backup (no `--no-backup`).
+    pub keeps_backup: bool,
 }
 
 /// The report of a writing subcommand.
@@ -229,6 +237,32 @@ pub struct Report<P: Serialize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn minus_zero_and_zero_times_tie_and_the_id_decides() {
+        // Two legacy leases whose times are -0.0 ("time":"-0") and 0.0.
+        let line = |path: &str, time: &str| {
+            let payload = format!("{{\"path\":\"{path}\"}}");
+            let id = WorkId::of_canonical(payload.as_bytes());
+            format!("{{\"id\":\"{id}\",\"op\":\"lease\",\"payload\":{payload},\"time\":{time}}}\n")
+        };
+        let (a, b) = ("a", "b");
+        let ida = WorkId::of_canonical(b"{\"path\":\"a\"}");
+        let idb = WorkId::of_canonical(b"{\"path\":\"b\"}");
+        let (low, high) = if ida < idb { (a, b) } else { (b, a) };
+        // The higher id has -0.0: by total order it would come first.
+        let text = line(high, "\"-0\"") + &line(low, "0.0");
+        let scan = journal::scan(text.as_bytes(), &mut ()).unwrap();
+        let order: Vec<WorkId> = reclaims(&scan.replay, 1.0, 0, |_, _| true)
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(order, [ida.min(idb), ida.max(idb)]);
+        // And the state digest does not tell the two zeros apart.
+        let zero = line(high, "0.0") + &line(low, "0.0");
+        let again = journal::scan(zero.as_bytes(), &mut ()).unwrap();
+        assert_eq!(scan.replay.digest(), again.replay.digest());
+    }
 
     /// The facts from a full parse, as the fallback computes them.
     fn parsed_facts(payload: &str) -> (Option<String>, bool) {

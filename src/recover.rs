@@ -1,315 +1,667 @@
-//! `recover` as a plan: upstream's `recover_expired` (which leases expire,
-//! in which order, the reclaim records to append), the tail sealed first so
-//! nothing is ever appended onto a torn fragment, and, with `--salvage`,
-//! glued records split back out of the lines upstream loses them in.
-//! Pure: reader in, plan out; [`write_result`] streams the rewritten file.
+//! `recover` as data: the forecast of the master's resume, and the
+//! discard that an operator asks for by name.
+//!
+//! On resume the master calls `recover_expired(lease_ttl=0.0)` on the
+//! deferred journal, then on the work journal: every active lease is
+//! reclaimed, in `(attempts, time, id)` order, one appended `reclaim` each,
+//! and each payload is rebuilt into a work item
+//! (`_recoverable_work_item_from_lease_payload`) and put in front of the
+//! new work. Those payloads are the only record of that work, so this tool
+//! never reclaims a lease unless told to discard it ([`discard`]); the
+//! [`forecast`] only says what resume will do.
+//!
+//! Pure: a scan in, data out. Whether a seed file exists is asked of the
+//! caller.
 
-use std::io::{self, Read, Write};
+use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::journal::{
-    self, Active, Clock, LineEvent, LineKind, LineReader, Observer, Op, Replay, Scan, TailState,
-    Terminator, WorkId, encode,
-};
+use crate::journal::{Active, Clock, Replay, Tail, TailState, WorkId, encode};
+use crate::json::{self, PyInt, Value, float_repr_any, py_int, truthy};
 use crate::plan::{self, Reclaim, StateView};
+use crate::repair::TailFix;
 
-/// Which active leases a plan reclaims.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Selection {
-    /// Upstream's expiry: `ttl == 0`, or not on the unix clock, or
-    /// `now - time >= ttl`.
-    Expired {
-        /// The TTL in seconds (0: every lease, as resume does).
-        ttl: f64,
+/// The largest branch id upstream keeps (`_MAX_BRANCH_ID`).
+const MAX_BRANCH_ID: u64 = u64::MAX;
+/// At most this many `s2f_actions` survive a rebuild.
+const MAX_ACTIONS: usize = 64;
+/// At most this many `schedule_prefix` entries survive a rebuild.
+const MAX_PREFIX: usize = 256;
+
+/// A work item as resume rebuilds it from a lease payload
+/// (`_work_item_from_lease_payload`): `(path, focus, target_branch)`, plus
+/// `(s2f_actions, schedule_prefix)` when either is non-empty, plus the
+/// continuation when the payload carries one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct WorkItem {
+    /// `str(path)`: the seed, relative to the master's working directory
+    /// when it is not absolute.
+    pub path: String,
+    /// `str(focus_bytes) or None`.
+    pub focus: Option<String>,
+    /// The target branch, 0 when absent or out of range.
+    pub target_branch: u64,
+    /// `(branch, action)` pairs kept: branch in range, action `solve`,
+    /// `sample` or `skip`, each branch once, at most 64.
+    pub s2f_actions: Vec<(u64, String)>,
+    /// Non-negative thread ids kept, at most 256.
+    pub schedule_prefix: Vec<u64>,
+    /// The payload's `continuation` object, canonical, when there is one.
+    /// Upstream admits it only if it is a valid
+    /// `symcc-live-continuation-v1` descriptor, which this tool does not
+    /// check.
+    pub continuation: Option<String>,
+    /// How many fields the rebuilt tuple has (3, 5 or 6).
+    pub fields: u8,
+}
+
+/// What resume does with a reclaimed lease's work.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum ResumeOutcome {
+    /// Requeued: its seed is a file on this host.
+    Requeued,
+    /// The seed is missing here, so the work comes back only through its
+    /// continuation, which the master validates.
+    RequeuedIfContinuationValid,
+    /// Reclaimed and not requeued: the work is lost.
+    Dropped {
+        /// Why.
+        reason: String,
     },
-    /// Only leases outside the unix clock domain (`migrate`).
-    Legacy,
+}
+
+/// One lease resume reclaims, and what becomes of its work.
+#[derive(Clone, Debug, Serialize)]
+pub struct Requeue {
+    /// The lease, as the reclaim lists it.
+    #[serde(flatten)]
+    pub lease: Reclaim,
+    /// What resume does with it.
+    #[serde(flatten)]
+    pub outcome: ResumeOutcome,
+    /// The rebuilt work item (absent when dropped for an empty path).
+    pub item: Option<WorkItem>,
+    /// Payload members that carry a value resume never restores (the work
+    /// runs again without them).
+    pub not_restored: Vec<String>,
+    /// When an earlier reclaimed lease (this journal's or the deferred
+    /// one's) rebuilds to the same item: its file and id. Resume does not
+    /// de-duplicate, so the work is queued twice.
+    pub duplicate_of: Option<(String, WorkId)>,
+}
+
+/// The first record resume appends to a journal.
+#[derive(Clone, Debug, Serialize)]
+pub struct FirstAppend {
+    /// `reclaim` (of the first lease in order), or `lease` (the first
+    /// dispatch, when no lease is active).
+    pub record: &'static str,
+    /// The reclaimed id, for a reclaim.
+    pub id: Option<WorkId>,
+    /// Whether it is concatenated onto an unterminated last line (upstream
+    /// appends without checking), so that both are lost on the next load.
+    pub glues: bool,
+}
+
+/// The forecast of resume for one journal.
+#[derive(Clone, Debug, Serialize)]
+pub struct Forecast {
+    /// How the file ends now.
+    pub tail: Tail,
+    /// The leases resume reclaims, in the order it appends their records,
+    /// with what becomes of each one's work.
+    pub reclaims: Vec<Requeue>,
+    /// Of those, requeued (with a seed file here).
+    pub requeued: usize,
+    /// Of those, requeued only through a continuation.
+    pub requeued_if_continuation_valid: usize,
+    /// Of those, dropped.
+    pub dropped: usize,
+    /// Of those, queued a second time.
+    pub duplicates: usize,
+    /// The first record resume appends.
+    pub first_append: FirstAppend,
+    /// The replay state now.
+    pub before: StateView,
+}
+
+/// Forecasts resume's recovery of a journal. `is_file` answers
+/// `os.path.isfile` for a rebuilt item's path.
+pub fn forecast(
+    replay: &Replay,
+    tail: &Tail,
+    now: f64,
+    is_file: impl Fn(&str) -> bool,
+) -> Forecast {
+    let reclaims: Vec<Requeue> = plan::reclaims(replay, now, 0, |_, _| true)
+        .into_iter()
+        .map(|lease| {
+            let active = &replay.active[&lease.id];
+            requeue(lease, active, &is_file)
+        })
+        .collect();
+    let count =
+        |want: fn(&ResumeOutcome) -> bool| reclaims.iter().filter(|r| want(&r.outcome)).count();
+    let first_append = FirstAppend {
+        record: if reclaims.is_empty() {
+            "lease"
+        } else {
+            "reclaim"
+        },
+        id: reclaims.first().map(|r| r.lease.id),
+        glues: matches!(tail.state, TailState::Torn | TailState::Unterminated),
+    };
+    Forecast {
+        tail: tail.clone(),
+        requeued: count(|o| *o == ResumeOutcome::Requeued),
+        requeued_if_continuation_valid: count(|o| *o == ResumeOutcome::RequeuedIfContinuationValid),
+        dropped: count(|o| matches!(o, ResumeOutcome::Dropped { .. })),
+        duplicates: 0,
+        first_append,
+        before: StateView::of(replay),
+        reclaims,
+    }
+}
+
+/// Marks items queued twice: resume appends the deferred journal's items,
+/// then the work journal's, and removes no duplicate. `forecasts` are in
+/// that order, each with its file name.
+pub fn mark_duplicates(forecasts: &mut [(&str, &mut Forecast)]) {
+    let mut seen: HashMap<WorkItem, (String, WorkId)> = HashMap::new();
+    for (file, forecast) in forecasts.iter_mut() {
+        for r in &mut forecast.reclaims {
+            if matches!(r.outcome, ResumeOutcome::Dropped { .. }) {
+                continue;
+            }
+            let Some(item) = &r.item else { continue };
+            match seen.get(item) {
+                Some(first) => r.duplicate_of = Some(first.clone()),
+                None => {
+                    seen.insert(item.clone(), (file.to_string(), r.lease.id));
+                }
+            }
+        }
+        forecast.duplicates = forecast
+            .reclaims
+            .iter()
+            .filter(|r| r.duplicate_of.is_some())
+            .count();
+    }
+}
+
+fn requeue(lease: Reclaim, active: &Active, is_file: &impl Fn(&str) -> bool) -> Requeue {
+    let payload = std::str::from_utf8(&active.payload)
+        .ok()
+        .and_then(|t| json::parse(t, json::Mode::Journal).ok())
+        .and_then(|p| match p.value {
+            Value::Object(o) => Some(o),
+            _ => None,
+        });
+    let Some(payload) = payload else {
+        // The replay accepts only object payloads; this cannot happen.
+        return Requeue {
+            lease,
+            outcome: ResumeOutcome::Dropped {
+                reason: "the payload is not an object".into(),
+            },
+            item: None,
+            not_restored: Vec::new(),
+            duplicate_of: None,
+        };
+    };
+    let mut not_restored = Vec::new();
+    if payload.get("parameter_overrides").is_some_and(truthy) {
+        not_restored.push("parameter_overrides".to_string());
+    }
+    if payload.get("parameter_token").is_some_and(truthy) {
+        not_restored.push("parameter_token".to_string());
+    }
+    let item = rebuild(&payload);
+    let outcome = match &item {
+        None => ResumeOutcome::Dropped {
+            reason: "the payload has no path".into(),
+        },
+        Some(item) if is_file(&item.path) => ResumeOutcome::Requeued,
+        Some(item) if item.continuation.is_some() => ResumeOutcome::RequeuedIfContinuationValid,
+        Some(_) => ResumeOutcome::Dropped {
+            reason: "its seed is not a file on this host and it has no continuation".into(),
+        },
+    };
+    Requeue {
+        lease,
+        outcome,
+        item,
+        not_restored,
+        duplicate_of: None,
+    }
+}
+
+/// `_work_item_from_lease_payload`: `None` when the path is empty.
+pub fn rebuild(payload: &json::Object) -> Option<WorkItem> {
+    let text = |key: &str| payload.get(key).filter(|v| truthy(v)).map(python_str);
+    let path = text("path")?;
+    let focus = text("focus_bytes");
+    let target_branch = branch_id(payload.get("target_branch"));
+    let s2f_actions = actions(payload.get("s2f_actions"));
+    let schedule_prefix = schedule_prefix(payload.get("schedule_prefix"));
+    let continuation = match payload.get("continuation") {
+        Some(v @ Value::Object(_)) => Some(
+            String::from_utf8_lossy(
+                &json::to_canonical(v, json::NonFinite::Python).unwrap_or_default(),
+            )
+            .into_owned(),
+        ),
+        _ => None,
+    };
+    let fields = if continuation.is_some() {
+        6
+    } else if !s2f_actions.is_empty() || !schedule_prefix.is_empty() {
+        5
+    } else {
+        3
+    };
+    Some(WorkItem {
+        path,
+        focus,
+        target_branch,
+        s2f_actions,
+        schedule_prefix,
+        continuation,
+        fields,
+    })
+}
+
+/// `_normalize_branch_id`: `int(value or 0)`, kept only in 1..=2^64-1;
+/// a boolean or anything `int()` refuses is 0.
+fn branch_id(value: Option<&Value>) -> u64 {
+    match value {
+        None | Some(Value::Bool(_)) => 0,
+        Some(v) if !truthy(v) => 0,
+        Some(v) => py_int(v)
+            .ok()
+            .and_then(|i| i.to_u64())
+            .filter(|b| (1..=MAX_BRANCH_ID).contains(b))
+            .unwrap_or(0),
+    }
+}
+
+/// `_normalize_s2f_actions`.
+fn actions(value: Option<&Value>) -> Vec<(u64, String)> {
+    let Some(Value::Array(rows)) = value else {
+        return Vec::new();
+    };
+    let mut kept: Vec<(u64, String)> = Vec::new();
+    for row in rows {
+        let Value::Array(pair) = row else { continue };
+        if pair.len() < 2 {
+            continue;
+        }
+        let branch = branch_id(Some(&pair[0]));
+        let action = python_strip(&python_str(&pair[1])).to_lowercase();
+        if branch == 0 || !matches!(action.as_str(), "solve" | "sample" | "skip") {
+            continue;
+        }
+        if kept.iter().any(|(b, _)| *b == branch) {
+            continue;
+        }
+        kept.push((branch, action));
+    }
+    kept.truncate(MAX_ACTIONS);
+    kept
+}
+
+/// `normalize_schedule_prefix`: a string is split on commas, semicolons
+/// and white space; a list (or an object's keys) is taken item by item;
+/// each `int()`-able, non-negative item is kept, at most 256.
+fn schedule_prefix(value: Option<&Value>) -> Vec<u64> {
+    let tokens: Vec<Value> = match value {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(Value::Str(s)) => s
+            .to_string_lossy()
+            .replace([',', ';'], " ")
+            .split_whitespace()
+            .map(|t| Value::Str(t.into()))
+            .collect(),
+        Some(Value::Array(items)) => items.clone(),
+        Some(Value::Object(o)) => o
+            .members()
+            .iter()
+            .map(|(k, _)| Value::Str(k.clone()))
+            .collect(),
+        Some(_) => return Vec::new(),
+    };
+    let mut kept = Vec::new();
+    for token in &tokens {
+        // int() of a float string fails; int() of a float truncates.
+        let Ok(tid) = py_int(token) else { continue };
+        if tid.is_negative() {
+            continue;
+        }
+        // Thread ids beyond u64 do not occur; such an item is left out.
+        let Some(tid) = tid.to_u64() else { continue };
+        kept.push(tid);
+        if kept.len() >= MAX_PREFIX {
+            break;
+        }
+    }
+    kept
+}
+
+/// Python's `str(value)` for the values a payload member holds (containers
+/// in Python's own `repr` style).
+fn python_str(value: &Value) -> String {
+    match value {
+        Value::Str(s) => s.to_string_lossy(),
+        other => python_repr(other),
+    }
+}
+
+fn python_repr(value: &Value) -> String {
+    match value {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => float_repr_any(*f),
+        Value::Str(s) => {
+            let text = s.to_string_lossy();
+            let quote = if text.contains('\'') && !text.contains('"') {
+                '"'
+            } else {
+                '\''
+            };
+            let mut out = String::from(quote);
+            for c in text.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    c if c == quote => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                        out.push_str(&format!("\\x{:02x}", c as u32));
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push(quote);
+            out
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(python_repr).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(o) => format!(
+            "{{{}}}",
+            o.members()
+                .iter()
+                .map(|(k, v)| format!(
+                    "{}: {}",
+                    python_repr(&Value::Str(k.clone())),
+                    python_repr(v)
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Python's `str.strip()`: Rust's white space plus the four separators
+/// (U+001C..U+001F) Python also strips.
+fn python_strip(text: &str) -> &str {
+    text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
+}
+
+/// Which active leases `recover --discard` reclaims: every condition given
+/// must hold.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Selection {
+    /// Upstream's expiry with this TTL: `ttl == 0`, or not on the unix
+    /// clock, or `now - time >= ttl`.
+    pub ttl: Option<f64>,
+    /// Ids starting with this lowercase hex prefix.
+    pub id_prefix: Option<String>,
+    /// Leases owned by this worker rank.
+    pub worker: Option<PyInt>,
+    /// Every active lease (alone: no other condition).
+    pub all: bool,
 }
 
 impl Selection {
-    fn selects(self, lease: &Active, now: f64) -> bool {
-        match self {
-            Selection::Expired { ttl } => {
-                ttl == 0.0 || lease.clock != Clock::Unix || now - lease.time >= ttl
-            }
-            Selection::Legacy => lease.clock != Clock::Unix,
-        }
+    /// Whether anything was selected explicitly.
+    pub fn is_explicit(&self) -> bool {
+        self.all || self.ttl.is_some() || self.id_prefix.is_some() || self.worker.is_some()
+    }
+
+    fn selects(&self, id: &WorkId, lease: &Active, now: f64) -> bool {
+        let expired = self
+            .ttl
+            .is_none_or(|ttl| ttl == 0.0 || lease.clock != Clock::Unix || now - lease.time >= ttl);
+        let id_matches = self
+            .id_prefix
+            .as_deref()
+            .is_none_or(|p| id.to_hex().starts_with(p));
+        let worker_matches = self.worker.as_ref().is_none_or(|w| lease.worker == *w);
+        expired && id_matches && worker_matches
     }
 }
 
-/// What happens to the end of the file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "action", rename_all = "kebab-case")]
-pub enum TailFix {
-    /// Nothing: it ends with a terminator.
-    None,
-    /// A torn (or zero-filled) tail is cut off; its bytes stay in the backup.
-    Cut {
-        /// Where the cut starts.
-        offset: u64,
-        /// Bytes removed.
-        bytes: u64,
-        /// Of those, NUL bytes.
-        zero_bytes: u64,
-    },
-    /// A complete last record gets its missing newline.
-    Terminate {
-        /// Where the newline goes.
-        offset: u64,
-    },
-}
-
-/// A glued record split back out.
+/// A discard: the tail sealed, then one `reclaim` per selected lease, as
+/// upstream's `recover_expired` writes it; and the export that keeps the
+/// discarded work.
 #[derive(Clone, Debug, Serialize)]
-pub struct Salvage {
-    /// Its line.
-    pub line: u64,
-    /// The line's byte offset.
-    pub offset: u64,
-    /// Bytes of the torn fragment before it (dropped; kept in the backup).
-    pub fragment_bytes: usize,
-    /// The record's id.
-    pub id: WorkId,
-    /// The record's op.
-    pub op: String,
-}
-
-/// Collects glued records and replays the file as it will be once they are
-/// split out.
-pub struct Salvager {
-    replay: Replay,
-    salvaged: Vec<Salvage>,
-}
-
-impl Salvager {
-    /// A salvager with an empty replay.
-    pub fn new() -> Salvager {
-        Salvager {
-            replay: Replay::default(),
-            salvaged: Vec::new(),
-        }
-    }
-}
-
-impl Default for Salvager {
-    fn default() -> Self {
-        Salvager::new()
-    }
-}
-
-impl Observer for Salvager {
-    fn line(&mut self, event: &LineEvent<'_>) {
-        match &event.classified.kind {
-            LineKind::Record(record) => {
-                self.replay
-                    .apply(record, event.content, event.number, event.offset);
-            }
-            LineKind::Corrupt {
-                glued: Some((at, record)),
-                ..
-            } => {
-                self.replay.apply(
-                    record,
-                    event.content.get(*at..).unwrap_or_default(),
-                    event.number,
-                    event.offset + *at as u64,
-                );
-                self.salvaged.push(Salvage {
-                    line: event.number,
-                    offset: event.offset,
-                    fragment_bytes: *at,
-                    id: record.id,
-                    op: match &record.op {
-                        Op::Lease(_) => "lease".into(),
-                        Op::Done => "done".into(),
-                        Op::Reclaim => "reclaim".into(),
-                        Op::Unknown(op) => op.clone(),
-                    },
-                });
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A recovery plan for one journal.
-#[derive(Clone, Debug, Serialize)]
-pub struct Plan {
-    /// The end of the file.
+pub struct Discard {
+    /// The end of the file, sealed before anything is appended.
     pub tail: TailFix,
-    /// Glued records split out (`--salvage`).
-    pub salvaged: Vec<Salvage>,
-    /// Leases reclaimed, in the order their records are appended.
+    /// The leases reclaimed, in the order their records are appended.
     pub reclaims: Vec<Reclaim>,
     /// Bytes appended.
     pub append_bytes: usize,
-    /// Whether the file must be rewritten (salvage) rather than appended to.
-    pub rewrite: bool,
     /// Replay state now.
     pub before: StateView,
-    /// Replay state after the change.
+    /// Replay state after the discard.
     pub after: StateView,
-    /// The records to append.
+    /// The reclaim records.
     #[serde(skip)]
     pub append: Vec<u8>,
+    /// Where the discarded leases are exported (filled in by the caller).
+    pub export: Option<String>,
+    /// The export's content: each discarded lease as upstream's compaction
+    /// writes it, one per line, in the order above. Appending these lines
+    /// to the journal before the master resumes brings the work back.
+    #[serde(skip)]
+    pub export_lines: Vec<u8>,
 }
 
-impl Plan {
+impl Discard {
     /// Whether there is nothing to change.
     pub fn is_noop(&self) -> bool {
-        self.tail == TailFix::None && self.salvaged.is_empty() && self.reclaims.is_empty()
+        self.tail == TailFix::None && self.reclaims.is_empty()
     }
 }
 
-/// Plans a recovery from a scan (and, for `--salvage`, the salvager that
-/// observed the same scan).
-pub fn plan(
-    scan: Scan,
-    salvager: Option<Salvager>,
-    selection: Selection,
+/// One journal's forecast.
+#[derive(Clone, Debug, Serialize)]
+pub struct ForecastFile {
+    /// The journal.
+    pub path: String,
+    /// What resume does with it.
+    #[serde(flatten)]
+    pub forecast: Forecast,
+}
+
+/// The `recover --format json` document (without `--discard`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ForecastReport {
+    /// Contract version.
+    pub schema_version: u32,
+    /// `recover`.
+    pub command: &'static str,
+    /// `forecast`.
+    pub mode: &'static str,
+    /// The time the forecast assumes for resume.
+    pub now: f64,
+    /// Per journal, in the order resume reads them.
+    pub files: Vec<ForecastFile>,
+}
+
+/// Plans a discard: upstream's `recover_expired` order `(attempts, time,
+/// id)` over the selected leases, at most `limit` (0: all).
+pub fn discard(
+    replay: &mut Replay,
+    tail: &Tail,
+    selection: &Selection,
     now: f64,
     limit: usize,
-) -> Plan {
-    let before = StateView::of(&scan.replay);
-    let tail = &scan.summary.tail;
-    let salvaging = salvager.as_ref().is_some_and(|s| !s.salvaged.is_empty());
-    let (mut replay, salvaged) = match salvager {
-        Some(s) if salvaging => (s.replay, s.salvaged),
-        _ => (scan.replay, Vec::new()),
-    };
-    let last_line_salvaged = salvaged.last().is_some_and(|s| s.offset == tail.offset);
-    let tail_fix = match tail.state {
-        TailState::Torn if !last_line_salvaged => TailFix::Cut {
-            offset: tail.offset,
-            bytes: tail.bytes,
-            zero_bytes: tail.zero_bytes,
-        },
-        TailState::Unterminated => TailFix::Terminate {
-            offset: tail.offset + tail.bytes,
-        },
-        _ => TailFix::None,
-    };
-    let reclaims = plan::reclaims(&replay, now, limit, |a| selection.selects(a, now));
+) -> Discard {
+    let before = StateView::of(replay);
+    let reclaims = plan::reclaims(replay, now, limit, |id, a| selection.selects(id, a, now));
     let mut append = Vec::new();
+    let mut export_lines = Vec::new();
     for r in &reclaims {
+        if let Some(a) = replay.active.get(&r.id) {
+            export_lines.extend_from_slice(&encode::lease_line(
+                &r.id,
+                &a.worker,
+                a.time,
+                &a.attempts,
+                a.clock,
+                &a.payload,
+            ));
+        }
         append.extend_from_slice(&encode::marker_line("reclaim", &r.id, Clock::Unix, now));
+    }
+    for r in &reclaims {
         replay.active.remove(&r.id);
     }
-    Plan {
-        tail: tail_fix,
-        rewrite: salvaging,
-        salvaged,
+    Discard {
+        tail: TailFix::of(tail),
         append_bytes: append.len(),
         reclaims,
         before,
-        after: StateView::of(&replay),
+        after: StateView::of(replay),
         append,
-    }
-}
-
-/// Writes the recovered file: the source's lines verbatim except glued
-/// lines (their record only), the torn tail (dropped) and an unterminated
-/// last record (terminated), then the reclaim records.
-pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
-    let mut reader = LineReader::new(src);
-    let mut salvaged = plan.salvaged.iter().peekable();
-    while let Some(line) = reader.next_line()? {
-        if let Some(s) = salvaged.next_if(|s| s.offset == line.offset) {
-            out.write_all(&line.content[s.fragment_bytes..])?;
-            if line.terminator == Terminator::None {
-                out.write_all(b"\n")?;
-            } else {
-                out.write_all(&line.raw[line.content.len()..])?;
-            }
-            continue;
-        }
-        if line.terminator == Terminator::None {
-            match plan.tail {
-                TailFix::Cut { .. } => continue,
-                TailFix::Terminate { .. } => {
-                    out.write_all(line.content)?;
-                    out.write_all(b"\n")?;
-                    continue;
-                }
-                TailFix::None => {}
-            }
-        }
-        out.write_all(line.raw)?;
-    }
-    out.write_all(&plan.append)
-}
-
-/// Scans a journal for recovery, with a salvager when asked for.
-pub fn scan(src: impl journal::Source, salvage: bool) -> io::Result<(Scan, Option<Salvager>)> {
-    if salvage {
-        let mut salvager = Salvager::new();
-        let scan = journal::scan(src, &mut salvager)?;
-        Ok((scan, Some(salvager)))
-    } else {
-        Ok((journal::scan(src, &mut ())?, None))
+        export: None,
+        export_lines,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal;
 
     const A: &str = r#"{"attempts":1,"clock":"unix","id":"c178b7e31d5efb37c2e443f52fef64f302d73c6fe5c3e71c78b968b7115c88b4","op":"lease","payload":{"path":"torn-1"},"time":1754550000.0,"worker":1}"#;
     const B: &str = r#"{"attempts":1,"clock":"unix","id":"d877ee1daaa3f2319c2261cb2a5b71e9120717053d64721763ff968b221e0f7b","op":"lease","payload":{"path":"torn-2"},"time":1754550001.0,"worker":2}"#;
+    const LEGACY: &str = r#"{"op": "lease", "id": "b3ebf1ab1e22ca48684634c8a2b31bf4f956e0964f7eccb2c2e09cb59f6cc088", "payload": {"path": "legacy", "target_branch": 5}, "worker": 1, "time": 123456.789, "attempts": 1}"#;
 
-    fn run(input: &str, salvage: bool, selection: Selection) -> (Plan, String) {
-        let (scan, salvager) = scan(input.as_bytes(), salvage).unwrap();
-        let plan = plan(scan, salvager, selection, 1754550100.0, 0);
-        let mut out = Vec::new();
-        write_result(input.as_bytes(), &plan, &mut out).unwrap();
-        (plan, String::from_utf8(out).unwrap())
+    fn object(text: &str) -> json::Object {
+        match json::parse(text, json::Mode::Journal).unwrap().value {
+            Value::Object(o) => o,
+            _ => unreachable!(),
+        }
     }
 
     #[test]
-    fn torn_tail_is_cut_before_reclaims_are_appended() {
-        let input = format!("{A}\n{{\"attempts\":1,\"clo");
-        let (plan, out) = run(&input, false, Selection::Expired { ttl: 0.0 });
-        assert!(matches!(plan.tail, TailFix::Cut { bytes: 18, .. }));
-        assert_eq!(plan.reclaims.len(), 1);
-        assert!(out.starts_with(&format!("{A}\n{{\"clock\":\"unix\",\"id\":\"c178")));
-        assert_eq!(plan.after.active, 0);
-    }
-
-    #[test]
-    fn salvage_splits_the_glued_record_back_out() {
-        let input = format!("{A}\n{{\"attempts\":1,\"clock\":\"unix\",\"id\":\"{B}\n");
-        let (plan, out) = run(&input, true, Selection::Expired { ttl: 1e9 });
-        assert_eq!(plan.before.active, 1);
-        assert_eq!(plan.after.active, 2, "the glued lease counts again");
-        assert!(plan.rewrite);
-        assert_eq!(out, format!("{A}\n{B}\n"));
-        // Without --salvage the glued line stays as it is.
-        let (plan, out) = run(&input, false, Selection::Expired { ttl: 1e9 });
-        assert!(plan.is_noop());
-        assert_eq!(out, input);
-    }
-
-    #[test]
-    fn legacy_selection_and_order() {
-        let legacy = r#"{"op": "lease", "id": "b3ebf1ab1e22ca48684634c8a2b31bf4f956e0964f7eccb2c2e09cb59f6cc088", "payload": {"path": "legacy", "target_branch": 5}, "worker": 1, "time": 123456.789, "attempts": 1}"#;
-        let input = format!("{A}\n{legacy}\n{B}");
-        let (plan, out) = run(&input, false, Selection::Legacy);
-        assert_eq!(plan.reclaims.len(), 1);
+    fn rebuild_follows_upstreams_normalisation() {
+        let item = rebuild(&object(
+            r#"{"path":"/q/a","focus_bytes":"0-15","target_branch":4242,"s2f_actions":[[4242," Solve "],[77,"sample"],[4242,"skip"],[0,"solve"],[5,"jump"],[true,"solve"],["9","skip"],[1]],"schedule_prefix":[0,1,-1,"2",2.9,null,"x"],"continuation":null,"parameter_overrides":{"a":"b"}}"#,
+        ))
+        .unwrap();
+        assert_eq!(item.path, "/q/a");
+        assert_eq!(item.focus.as_deref(), Some("0-15"));
+        assert_eq!(item.target_branch, 4242);
         assert_eq!(
-            plan.tail,
-            TailFix::Terminate {
-                offset: input.len() as u64
-            }
+            item.s2f_actions,
+            [
+                (4242, "solve".to_string()),
+                (77, "sample".to_string()),
+                (9, "skip".to_string())
+            ]
         );
-        assert!(out.ends_with("\"op\":\"reclaim\",\"time\":1754550100.0}\n"));
-        let (plan, _) = run(&input, false, Selection::Expired { ttl: 0.0 });
-        let order: Vec<String> = plan
+        assert_eq!(item.schedule_prefix, [0, 1, 2, 2]);
+        assert_eq!(item.fields, 5);
+        let plain = rebuild(&object(
+            r#"{"path":"p","focus_bytes":"","target_branch":-3,"s2f_actions":"solve","schedule_prefix":"1, 2;3"}"#,
+        ))
+        .unwrap();
+        assert_eq!(plain.focus, None);
+        assert_eq!(plain.target_branch, 0);
+        assert_eq!(plain.schedule_prefix, [1, 2, 3]);
+        assert_eq!(plain.fields, 5);
+        assert_eq!(
+            rebuild(&object(
+                r#"{"path":"p","target_branch":18446744073709551616}"#
+            ))
+            .unwrap()
+            .fields,
+            3
+        );
+        assert_eq!(rebuild(&object(r#"{"path":""}"#)), None);
+        assert_eq!(rebuild(&object(r#"{"path":null}"#)), None);
+        assert_eq!(
+            rebuild(&object(r#"{"path":7,"continuation":{"schema":"x"}}"#))
+                .unwrap()
+                .path,
+            "7"
+        );
+        assert_eq!(
+            rebuild(&object(r#"{"path":["a",1,true]}"#)).unwrap().path,
+            "['a', 1, True]"
+        );
+    }
+
+    #[test]
+    fn forecast_orders_like_upstream_and_says_what_is_dropped() {
+        let input = format!("{A}\n{LEGACY}\n{B}");
+        let scan = journal::scan(input.as_bytes(), &mut ()).unwrap();
+        let f = forecast(&scan.replay, &scan.summary.tail, 1754550100.0, |p| {
+            p == "torn-2"
+        });
+        let order: Vec<String> = f
             .reclaims
             .iter()
-            .map(|r| r.id.to_hex()[..4].to_string())
+            .map(|r| r.lease.id.to_hex()[..4].to_string())
             .collect();
         // attempts tie; then by time: the legacy lease (123456.789) first.
         assert_eq!(order, ["b3eb", "c178", "d877"]);
+        assert_eq!(f.requeued, 1);
+        assert_eq!(f.dropped, 2);
+        assert!(f.first_append.glues, "the last record has no newline");
+    }
+
+    #[test]
+    fn discard_selects_by_every_condition_and_exports_the_leases() {
+        let input = format!("{A}\n{B}\n{LEGACY}\n");
+        let mut scan = journal::scan(input.as_bytes(), &mut ()).unwrap();
+        let selection = Selection {
+            worker: Some(PyInt::Small(1)),
+            ttl: Some(3600.0),
+            ..Selection::default()
+        };
+        let d = discard(
+            &mut scan.replay,
+            &scan.summary.tail,
+            &selection,
+            1754550100.0,
+            0,
+        );
+        // Worker 1 owns A (not expired at a 3600 s TTL) and the legacy
+        // lease (always expired).
+        assert_eq!(d.reclaims.len(), 1);
+        assert_eq!(d.reclaims[0].id.to_hex()[..4], *"b3eb");
+        let export = String::from_utf8(d.export_lines).unwrap();
+        assert!(export.starts_with("{\"attempts\":1,\"clock\":\"legacy\",\"id\":\"b3eb"));
+        assert!(
+            String::from_utf8(d.append)
+                .unwrap()
+                .ends_with("\"op\":\"reclaim\",\"time\":1754550100.0}\n")
+        );
+        assert_eq!(d.after.active, 2);
     }
 }

@@ -255,8 +255,19 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
     .filter(|(path, _)| fs::symlink_metadata(path).is_ok())
     .collect();
 
-    let lock_path = dir.join(MASTER_LOCK);
-    let master_lock = match fs::symlink_metadata(&lock_path) {
+    let master_lock = master_lock(dir, proc_locks);
+    Ok(StateDir {
+        path: dir.to_path_buf(),
+        files,
+        temp_files,
+        master_lock,
+    })
+}
+
+/// What `/proc/locks` (its text, if it could be read) says about
+/// `<dir>/.master-queue.lock`, found without opening it.
+pub fn master_lock(dir: &Path, proc_locks: Option<&str>) -> MasterLock {
+    match fs::symlink_metadata(dir.join(MASTER_LOCK)) {
         Err(_) => MasterLock {
             present: false,
             held: Some(false),
@@ -270,13 +281,7 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
                 holders: holders.unwrap_or_default(),
             }
         }
-    };
-    Ok(StateDir {
-        path: dir.to_path_buf(),
-        files,
-        temp_files,
-        master_lock,
-    })
+    }
 }
 
 /// Reads `/proc/locks`; `None` where the system has none.

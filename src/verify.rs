@@ -42,221 +42,244 @@ impl Severity {
     }
 }
 
+/// The command that fixes a finding, if there is one. A remedy is never a
+/// command that appends a `reclaim`: that would take the work away from
+/// the master's resume.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Remedy {
+    /// `leasejournal repair --apply PATH` (the checked journal or directory).
+    Repair,
+    /// `leasejournal migrate --apply SNAPSHOT`.
+    MigrateSnapshot,
+}
+
 /// One entry of the catalog.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct CodeInfo {
     /// The stable code.
     pub code: &'static str,
-    /// Its severity (`invalid-utf8` is raised to error when the deleted
-    /// bytes sit inside a string).
+    /// Its severity, judged by one question: does resuming now lose,
+    /// duplicate or misattribute work? (`error`: yes; `warning`: a loss
+    /// that already happened and that resuming cannot make worse, or
+    /// something worth a look; `info`: no.)
     pub severity: Severity,
     /// Where it applies: `journal`, `protocol`, `snapshot` or `directory`.
     pub scope: &'static str,
     /// What it means.
     pub meaning: &'static str,
-    /// Why it matters.
+    /// Why it matters, and why it has this severity.
     pub why: &'static str,
     /// What upstream does with it.
     pub upstream: &'static str,
-    /// The command that fixes it, or what to do.
+    /// What to do about it.
     pub fix: &'static str,
+    /// The command that fixes it, when one does.
+    pub remedy: Option<Remedy>,
 }
 
 macro_rules! catalog {
-    ($( $code:literal, $sev:ident, $scope:literal, $meaning:literal, $why:literal, $upstream:literal, $fix:literal; )*) => {
+    ($( $code:literal, $sev:ident, $scope:literal, $meaning:literal, $why:literal, $upstream:literal, $fix:literal, $remedy:expr; )*) => {
         /// Every finding code, in the order the documentation lists them.
         pub const CATALOG: &[CodeInfo] = &[
-            $( CodeInfo { code: $code, severity: Severity::$sev, scope: $scope, meaning: $meaning, why: $why, upstream: $upstream, fix: $fix }, )*
+            $( CodeInfo { code: $code, severity: Severity::$sev, scope: $scope, meaning: $meaning, why: $why, upstream: $upstream, fix: $fix, remedy: $remedy }, )*
         ];
     };
 }
 
+const REPAIR: Option<Remedy> = Some(Remedy::Repair);
+
 catalog! {
-    "torn-tail", Warning, "journal",
+    "torn-tail", Error, "journal",
         "The last line has no terminator and does not parse: a crash mid-append.",
-        "Upstream's next append is concatenated onto the fragment, and on the following replay both are lost as one corrupt line.",
-        "Ignores the line silently.",
-        "leasejournal recover --apply (seals the tail before anything is appended)";
-    "zero-filled-tail", Warning, "journal",
+        "An error because resuming loses work: resume's first append (a reclaim, or with no active lease the next dispatch's lease) is concatenated onto the fragment, and on the next load both are lost as one corrupt line.",
+        "Ignores the line silently, and appends onto it without checking.",
+        "leasejournal repair --apply (cuts the fragment, keeping it in the backup; no lease is touched)", REPAIR;
+    "zero-filled-tail", Error, "journal",
         "The file ends in NUL bytes, as some filesystems leave it after a power loss.",
-        "The NULs form a corrupt last line; upstream's next append glues onto it.",
-        "Ignores the NUL line silently.",
-        "leasejournal recover --apply (cuts the zero fill, keeping it in the backup)";
+        "An error because resuming loses work: the NULs form an unterminated last line, and resume's first append glues onto it and is lost on the next load.",
+        "Ignores the NUL line silently, and appends onto it.",
+        "leasejournal repair --apply (cuts the zero fill, keeping it in the backup)", REPAIR;
+    "unterminated-tail", Error, "journal",
+        "The last record is complete but has no newline.",
+        "An error because resuming loses work: upstream reads the record, but resume's first append is concatenated onto it, and on the next load both the record and the appended one are lost as one corrupt line.",
+        "Reads the record, then appends onto it without a newline.",
+        "leasejournal repair --apply (adds the newline)", REPAIR;
     "glued-record", Error, "journal",
         "A torn fragment with a complete record glued after it on one line.",
-        "The glued record is lost: its lease, done or reclaim never happened as far as upstream knows.",
+        "An error because resuming makes the loss permanent: the glued lease, done or reclaim never happened as far as upstream knows, so its work is not requeued, and the master's next compaction drops the line; repair can still bring the record back.",
         "Ignores the whole line silently.",
-        "leasejournal recover --salvage --apply (splits the line so the record counts again)";
-    "corrupt-line", Error, "journal",
+        "leasejournal repair --apply (splits the record back onto a line of its own; a glued reclaim that would take a lease away from resume is left out instead)", REPAIR;
+    "corrupt-line", Warning, "journal",
         "A line that is not valid JSON (or nests too deep, or holds an integer beyond 4300 digits) and is not the last line.",
-        "Whatever the line recorded is lost; a corrupt line in the middle means the file was damaged or edited.",
+        "Whatever the line recorded was lost when it was written; resuming cannot make that worse. A corrupt line in the middle means the file was damaged or edited.",
         "Ignores the line silently.",
-        "Inspect it with leasejournal inspect --history; leasejournal compact --apply drops it (kept in the backup)";
+        "Look at it with leasejournal inspect --history; fix it by hand if you know what it held (the master's next compaction drops it)", None;
     "invalid-utf8", Warning, "journal",
-        "Bytes that are not valid UTF-8 (an error when they sit inside a string, where deleting them changes a value).",
-        "Deleting bytes inside a payload changes the payload, so its id no longer matches and the lease is ignored.",
+        "Bytes that are not valid UTF-8.",
+        "Upstream deletes them before parsing. Between tokens that changes nothing; inside a string it changes the value, and a lease whose payload changed is reported as payload-id-mismatch too. Either way the loss, if any, already happened and resuming cannot make it worse.",
         "Deletes the bytes before parsing (errors=\"ignore\").",
-        "leasejournal compact --apply rewrites the surviving records cleanly";
+        "leasejournal compact --apply rewrites the surviving records cleanly", None;
     "bom", Error, "journal",
         "The first line starts with a UTF-8 byte order mark.",
-        "The first record is invisible to upstream.",
+        "An error because resuming makes the loss permanent: the first record is invisible to upstream, so its work is not requeued; repair can still bring it back.",
         "Ignores the first line: Python's json rejects the BOM.",
-        "leasejournal compact --apply (rewrites without the BOM)";
-    "duplicate-member", Error, "journal",
+        "leasejournal repair --apply (removes the three BOM bytes, so the record counts again)", REPAIR;
+    "duplicate-member", Warning, "journal",
         "A JSON object with a repeated member name, at any depth.",
-        "The record is lost.",
+        "Upstream never saw the record; resuming cannot make that worse.",
         "Ignores the record (its loader rejects duplicates).",
-        "Fix the line by hand or drop it with leasejournal compact --apply";
-    "non-finite-number", Error, "journal",
+        "Fix the line by hand (the master's next compaction drops it)", None;
+    "non-finite-number", Warning, "journal",
         "NaN, Infinity or -Infinity, or a payload number that overflows to infinity.",
-        "The record is lost.",
+        "Upstream never saw the record; resuming cannot make that worse.",
         "Ignores the record.",
-        "Fix the line by hand or drop it with leasejournal compact --apply";
+        "Fix the line by hand (the master's next compaction drops it)", None;
     "not-an-object", Warning, "journal",
         "A line that is valid JSON but not an object.",
-        "Nothing upstream writes looks like this: the file was edited or mixed with another.",
+        "Nothing upstream writes looks like this: the file was edited or mixed with another. No record was lost to it.",
         "Ignores the line.",
-        "leasejournal compact --apply drops it";
+        "leasejournal compact --apply drops it", None;
     "blank-line", Info, "journal",
         "A line with only whitespace.",
         "Harmless; upstream never writes one.",
         "Ignores the line.",
-        "Nothing to do (compact removes it)";
-    "bad-id", Error, "journal",
+        "Nothing to do (compact removes it)", None;
+    "bad-id", Warning, "journal",
         "A record whose id is missing or not 64 lowercase hex characters.",
-        "The record is lost.",
+        "Upstream never saw the record; resuming cannot make that worse.",
         "Ignores the record without counting it.",
-        "Fix the line by hand or drop it with leasejournal compact --apply";
-    "payload-id-mismatch", Error, "journal",
+        "Fix the line by hand (the master's next compaction drops it)", None;
+    "payload-id-mismatch", Warning, "journal",
         "A lease whose payload does not hash to its id: a spliced or edited record.",
-        "The lease is lost; the work it describes is not recovered.",
+        "Upstream never saw the lease, so its work is not recovered; resuming cannot make that worse.",
         "Ignores the lease.",
-        "Find the real payload with leasejournal inspect --history ID";
-    "rejected-field", Error, "journal",
+        "Find the real payload with leasejournal inspect --history ID", None;
+    "rejected-field", Warning, "journal",
         "A lease whose payload, worker, time, attempts or clock upstream refuses (not an object, negative, boolean, non-finite, unknown clock).",
-        "The lease is lost; the work it describes is not recovered.",
+        "Upstream never saw the lease, so its work is not recovered; resuming cannot make that worse.",
         "Ignores the lease.",
-        "Fix the field by hand";
+        "Fix the field by hand", None;
     "lenient-field", Warning, "journal",
         "A lease value upstream converts: \"worker\":\"3\", 2.9, attempts 0 or missing, time as a string, null or integer.",
-        "Upstream accepts it, but it was not written by upstream, and the converted value may not be what was meant.",
+        "Upstream accepts it, but it was not written by upstream, and the converted value may not be what was meant. Resume requeues the work all the same.",
         "Converts the value (int(worker or 0), float(time or 0.0), int(attempts or 1)).",
-        "leasejournal compact --apply writes the converted values canonically";
+        "leasejournal compact --apply writes the converted values canonically", None;
     "unknown-op", Warning, "journal",
         "A record whose op is not lease, done or reclaim.",
         "It has no effect; it was written by another tool or by hand.",
         "Counts it as an event and ignores it.",
-        "leasejournal compact --apply drops it";
+        "leasejournal compact --apply drops it", None;
     "unknown-field", Info, "journal",
         "A record with members upstream does not read.",
         "Compaction drops them, upstream's and ours alike.",
         "Ignores the members.",
-        "Nothing to do";
+        "Nothing to do", None;
     "non-canonical-encoding", Info, "journal",
         "A record not byte-identical to upstream's own encoding (key order, separators, escaping, number form).",
         "It was written by hand or by another tool.",
         "Reads it like any other record.",
-        "leasejournal compact --apply rewrites records canonically";
-    "double-lease", Error, "protocol",
+        "leasejournal compact --apply rewrites records canonically", None;
+    "double-lease", Warning, "protocol",
         "L1: a lease for an id that is already active.",
-        "Ownership moved without a reclaim: two workers may run the same work, and the first owner's result is fenced off.",
+        "Ownership moved without a reclaim: two workers may have run the same work. That already happened; resume reclaims the survivor and requeues the work once, so it cannot make it worse.",
         "Replay lets the last lease win.",
-        "Inspect with leasejournal inspect --history ID; resume reclaims the survivor";
+        "Inspect with leasejournal inspect --history ID", None;
     "lease-after-done", Warning, "protocol",
         "A completed id leased again.",
-        "The work is solved twice.",
+        "The work was dispatched twice; if the second lease is still active, resume requeues it once more. Nothing is lost.",
         "Replay re-activates the id.",
-        "Nothing to undo; check what re-dispatched it";
+        "Nothing to undo; check what re-dispatched it", None;
     "orphan-done", Warning, "protocol",
         "L2: a done for an id that is not active (never leased, reclaimed, or done before its lease).",
-        "A completion that upstream will not count: the work may be recovered and solved again.",
+        "A completion upstream does not count: if the lease is still active, resume requeues work that may be finished. Running it again costs time and loses nothing; no file tells which record is the truth.",
         "Ignores it.",
-        "Inspect with leasejournal inspect --history ID";
+        "Inspect with leasejournal inspect --history ID", None;
     "orphan-reclaim", Info, "protocol",
         "A reclaim for an id that is not active.",
         "Harmless: reclaims are idempotent.",
         "Ignores it.",
-        "Nothing to do";
-    "legacy-clock-lease", Warning, "protocol",
+        "Nothing to do", None;
+    "legacy-clock-lease", Info, "protocol",
         "L4/L5: an active lease without the unix clock marker; its time is a monotonic reading from an earlier boot.",
-        "Its time is meaningless now; the next recovery reclaims it whatever its time.",
-        "recover_expired reclaims every non-unix lease unconditionally.",
-        "leasejournal migrate --apply";
-    "future-lease", Error, "protocol",
+        "Its time is meaningless now, but resume reclaims and requeues every non-unix lease whatever its time, so L5 holds without any change to the file.",
+        "recover_expired reclaims every non-unix lease unconditionally, and resume requeues its work.",
+        "Nothing to do; resume migrates it (leasejournal recover shows the forecast)", None;
+    "future-lease", Warning, "protocol",
         "L4: an active unix-clock lease dated after now plus the skew.",
-        "A wall-clock rollback or a bad time: with a TTL it would never expire.",
+        "A wall-clock rollback or a bad time. Resume reclaims with a TTL of 0, so the work is requeued all the same; ages and TTL expiry at run time are unreliable.",
         "Reclaims it only when the TTL is 0 (as resume does).",
-        "leasejournal recover --apply; check the host clock";
+        "Check the host clock (NTP)", None;
     "clock-regression", Warning, "protocol",
         "Unix timestamps going backwards by more than the skew between consecutive records.",
         "The wall clock was set back while the master ran: lease ages are unreliable.",
         "Does not look at record order.",
-        "Check the host clock (NTP)";
+        "Check the host clock (NTP)", None;
     "expired-lease", Info, "protocol",
         "An active unix lease at least the TTL old.",
-        "Resume reclaims it and re-dispatches the work.",
+        "Resume reclaims it and requeues the work.",
         "recover_expired reclaims it.",
-        "Nothing to do; leasejournal recover --apply does it ahead of time";
+        "Nothing to do (leasejournal recover shows what resume requeues)", None;
     "deferred-done", Warning, "protocol",
         "A done in .dispatch_protocol_deferred.jsonl, which upstream never writes there.",
         "The file was edited or mixed up with the work journal.",
         "Applies it like any done.",
-        "Inspect the file; compare with .work_leases.jsonl";
+        "Inspect the file; compare with .work_leases.jsonl", None;
     "snapshot-corrupt", Error, "snapshot",
-        "The snapshot does not parse, or is not a JSON object.",
-        "Every statistic (rewards, completions, failures, costs) is lost on resume.",
-        "Silently starts with an empty coordinator.",
-        "Restore it from a backup (leasejournal diff compares them)";
+        "The snapshot does not parse, is not a JSON object, or is not valid UTF-8.",
+        "An error because resuming loses state for good: the coordinator starts empty, every statistic (rewards, completions, failures, costs) is lost, and the master's next save overwrites the file.",
+        "Catches the error and starts with an empty coordinator.",
+        "Restore it from a backup (leasejournal diff compares them)", None;
     "snapshot-legacy-clock", Warning, "snapshot",
         "L4: no \"clock\":\"unix\": last_lease and last_complete are monotonic readings.",
-        "Those times are meaningless after a reboot.",
+        "Those times are meaningless after a reboot; restore zeroes them, which loses nothing that was still true.",
         "Restore zeroes them.",
-        "leasejournal migrate --apply";
+        "leasejournal migrate --apply SNAPSHOT (writes exactly what upstream writes after restoring it)", Some(Remedy::MigrateSnapshot);
     "snapshot-inherited-lease", Info, "snapshot",
         "L6: a state lease of the previous coordinator epoch.",
         "Its MPI rank no longer owns anything.",
         "Restore makes it stale; the first recovery adds a failure to its task.",
-        "Nothing to do";
+        "Nothing to do", None;
     "snapshot-dropped-entry", Error, "snapshot",
         "An entry restore drops: not an object, a bad task_id, or a value it cannot convert.",
-        "That task's statistics or lease are lost.",
+        "An error because resuming loses it for good: restore skips that task's statistics or lease, and the master's next save overwrites the file without it.",
         "Skips the entry.",
-        "Fix the entry by hand";
+        "Fix the entry by hand before resuming", None;
     "snapshot-truncated", Warning, "snapshot",
         "More than 65536 stats or leases.",
-        "The oldest entries are lost.",
+        "The oldest entries are not restored; that is upstream's own retention window, which no fix can widen.",
         "Restore keeps only the last 65536 of each.",
-        "Nothing to do";
+        "Nothing to do", None;
     "snapshot-non-finite", Warning, "snapshot",
         "NaN or Infinity values.",
         "Statistics that cannot be averaged or compared.",
         "Restores infinities as they are and NaN as 0.0.",
-        "Fix the values by hand";
+        "Fix the values by hand", None;
     "snapshot-duplicate-member", Warning, "snapshot",
         "A JSON object with a repeated member name.",
         "One of the values is silently discarded.",
         "The last value wins.",
-        "Fix the file by hand";
+        "Fix the file by hand", None;
     "snapshot-lease-without-stats", Warning, "snapshot",
         "A state lease whose task has no stats entry.",
         "Its recovery failure is counted nowhere.",
         "Restores the lease; recovery skips the missing stats.",
-        "Nothing to do";
+        "Nothing to do", None;
     "stale-temp-file", Warning, "directory",
         "A *.tmp file left by a crashed compaction or snapshot save.",
-        "It wastes space and may hide a failed rewrite.",
+        "It wastes space and may hide a failed rewrite; resume never reads it.",
         "Never cleans these up.",
-        "Remove it once nothing is running (leasejournal removes its own under the lock)";
+        "Remove it once nothing is running (leasejournal removes its own under the lock)", None;
     "live-master", Warning, "directory",
         ".master-queue.lock is held: a master is running.",
-        "The files are changing while they are read; resuming a second master fails.",
+        "The files are changing while they are read, and a second master refuses to start: the verdict is busy (exit 3).",
         "A second master refuses to start.",
-        "Stop the master, or check again later";
+        "Stop the master, or check again later", None;
     "missing-journal", Info, "directory",
         "A state directory without .work_leases.jsonl.",
         "Nothing to recover, or the journal is disabled (SYMCC_WORK_LEASES=0).",
         "Starts with an empty journal.",
-        "Nothing to do";
+        "Nothing to do", None;
 }
 
 /// The catalog entry of a code.
@@ -309,6 +332,8 @@ pub struct Finding {
     pub id: Option<String>,
     /// One line saying what is wrong.
     pub message: String,
+    /// The command line that fixes it (see [`Remedy`]), or `None`.
+    pub fix: Option<String>,
 }
 
 /// Settings of a verification.
@@ -386,6 +411,7 @@ impl Findings {
                     Id::Text(t) => t.to_string(),
                 }),
                 message: message(),
+                fix: None,
             });
         }
     }
@@ -507,7 +533,7 @@ impl Observer for JournalChecks<'_> {
         if event.classified.invalid_utf8 > 0 {
             let n = event.classified.invalid_utf8;
             if invalid_bytes_inside_string(event.content) {
-                f.push(s, "invalid-utf8", Severity::Error, file, at, || {
+                f.add(s, "invalid-utf8", file, at, || {
                     format!(
                         "{n} invalid UTF-8 bytes inside a string: deleting them changes the value"
                     )
@@ -763,6 +789,25 @@ pub fn journal(
             || format!("{n} NUL bytes at the end of the file"),
         );
     }
+    if scan.summary.tail.state == journal::TailState::Unterminated {
+        let tail = &scan.summary.tail;
+        findings.add(
+            s,
+            "unterminated-tail",
+            file,
+            At {
+                line: Some(scan.summary.lines),
+                offset: Some(tail.offset),
+                id: None,
+            },
+            || {
+                format!(
+                    "the last record ({} bytes) has no newline: the next append glues onto it",
+                    tail.bytes
+                )
+            },
+        );
+    }
     for (id, active) in scan.replay.active_sorted() {
         let at = At {
             line: Some(active.line),
@@ -789,7 +834,7 @@ pub fn journal(
                 } else if s.ttl == 0.0 || age >= s.ttl {
                     findings.add(s, "expired-lease", file, at, || {
                         format!(
-                            "active lease of worker {} is {:.0} s old (TTL {}): resume reclaims it",
+                            "active lease of worker {} is {:.0} s old (TTL {}): resume reclaims and requeues it",
                             active.worker,
                             age.max(0.0),
                             crate::json::float_repr(s.ttl)
@@ -957,27 +1002,125 @@ pub fn directory(
     f
 }
 
-/// The verdict of a set of findings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// The go/no-go answer of `verify`, one per exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// No errors, no warnings.
-    Ok,
-    /// Warnings but no errors.
-    Warnings,
-    /// Errors.
-    Errors,
+    /// Exit 0: every path checked, no error finding, no live master.
+    Go,
+    /// Exit 1: at least one error finding (or warning, with `--strict`).
+    NoGo,
+    /// Exit 2: a path could not be checked.
+    Incomplete,
+    /// Exit 3: a live master holds `.master-queue.lock` of a checked
+    /// directory.
+    Busy,
 }
 
 impl Verdict {
-    /// The verdict of these findings.
-    pub fn of(findings: &Findings) -> Verdict {
+    /// The verdict of one checked path's findings.
+    pub fn of(findings: &Findings, strict: bool, busy: bool) -> Verdict {
+        if busy {
+            return Verdict::Busy;
+        }
         match findings.worst() {
-            Some(Severity::Error) => Verdict::Errors,
-            Some(Severity::Warning) => Verdict::Warnings,
-            _ => Verdict::Ok,
+            Some(Severity::Error) => Verdict::NoGo,
+            Some(Severity::Warning) if strict => Verdict::NoGo,
+            _ => Verdict::Go,
         }
     }
+
+    /// The verdict of a whole run: busy before incomplete before no-go.
+    pub fn overall(targets: impl IntoIterator<Item = Verdict>, incomplete: bool) -> Verdict {
+        let worst = targets.into_iter().max().unwrap_or(Verdict::Go);
+        match worst {
+            Verdict::Busy => Verdict::Busy,
+            _ if incomplete => Verdict::Incomplete,
+            other => other,
+        }
+    }
+
+    /// The lowercase name (`go`, `no-go`, `incomplete`, `busy`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Go => "go",
+            Verdict::NoGo => "no-go",
+            Verdict::Incomplete => "incomplete",
+            Verdict::Busy => "busy",
+        }
+    }
+}
+
+/// Quotes `text` for a POSIX shell when it holds anything but plain path
+/// characters, so a remedy can be pasted as it is printed.
+pub fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./,:@%+=-".contains(&b));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// Where a checked path's findings are fixed.
+#[derive(Clone, Debug)]
+pub struct RemedyTargets {
+    /// The path `repair` takes: the checked journal or state directory.
+    pub repair: String,
+    /// The snapshot `migrate` takes, if the checked path holds one.
+    pub snapshot: Option<String>,
+}
+
+impl RemedyTargets {
+    /// The command line of a remedy.
+    pub fn command(&self, remedy: Remedy) -> Option<String> {
+        match remedy {
+            Remedy::Repair => Some(format!(
+                "leasejournal repair --apply {}",
+                shell_quote(&self.repair)
+            )),
+            Remedy::MigrateSnapshot => self
+                .snapshot
+                .as_deref()
+                .map(|p| format!("leasejournal migrate --apply {}", shell_quote(p))),
+        }
+    }
+
+    /// Fills in each finding's `fix` and returns the remedies these
+    /// findings' codes call for (all of them, not only the kept examples).
+    pub fn apply(&self, findings: &mut Findings) -> Vec<(Remedy, String)> {
+        for f in &mut findings.examples {
+            f.fix = lookup(f.code)
+                .and_then(|c| c.remedy)
+                .and_then(|r| self.command(r));
+        }
+        let mut remedies: Vec<(Remedy, String)> = findings
+            .counts
+            .keys()
+            .filter_map(|code| lookup(code).and_then(|c| c.remedy))
+            .filter_map(|r| self.command(r).map(|c| (r, c)))
+            .collect();
+        remedies.sort();
+        remedies.dedup();
+        remedies
+    }
+}
+
+/// The commands to run, in order: every repair, then every migration;
+/// each once, in the order of the paths within each kind.
+pub fn next_steps(per_target: &[Vec<(Remedy, String)>]) -> Vec<String> {
+    let mut next: Vec<String> = Vec::new();
+    for remedy in [Remedy::Repair, Remedy::MigrateSnapshot] {
+        for (r, command) in per_target.iter().flatten() {
+            if *r == remedy && !next.contains(command) {
+                next.push(command.clone());
+            }
+        }
+    }
+    next
 }
 
 /// One checked path.
@@ -987,10 +1130,13 @@ pub struct TargetReport {
     pub path: String,
     /// `journal`, `snapshot` or `directory`.
     pub kind: &'static str,
-    /// Its verdict.
+    /// Its verdict (`go`, `no-go` or `busy`).
     pub verdict: Verdict,
     /// Findings per code.
     pub counts: BTreeMap<&'static str, u64>,
+    /// Pids holding the directory's `.master-queue.lock`, from
+    /// `/proc/locks` (a directory, or a file inside one).
+    pub master_pids: Vec<i64>,
 }
 
 /// A path that could not be checked.
@@ -1019,15 +1165,23 @@ pub struct SettingsReport {
     pub ignored_codes: Vec<String>,
 }
 
+/// The version of the `verify --format json` contract.
+pub const VERIFY_SCHEMA_VERSION: u32 = 2;
+
 /// The `verify --format json` document.
 #[derive(Debug, Serialize)]
 pub struct VerifyReport {
-    /// Contract version.
+    /// Contract version ([`VERIFY_SCHEMA_VERSION`]).
     pub schema_version: u32,
-    /// Overall verdict (the worst of the targets).
+    /// Overall verdict.
     pub verdict: Verdict,
+    /// The process's exit status (0 go, 1 no-go, 2 incomplete, 3 busy).
+    pub exit_code: u8,
     /// Findings (at most --max-examples per code and target).
     pub findings: Vec<Finding>,
+    /// The commands that fix what was found, in the order to run them;
+    /// then run verify again.
+    pub next: Vec<String>,
     /// Exact counts per code over all targets.
     pub counts: BTreeMap<&'static str, u64>,
     /// Exact counts per severity over all targets.
@@ -1054,7 +1208,7 @@ mod tests {
         for c in CATALOG {
             assert!(seen.insert(c.code), "duplicate {}", c.code);
         }
-        assert_eq!(CATALOG.len(), 37);
+        assert_eq!(CATALOG.len(), 38);
         for reason in [
             IgnoreReason::Blank,
             IgnoreReason::TornTail,
@@ -1103,6 +1257,6 @@ mod tests {
         assert_eq!(f.examples.len(), 2);
         assert_eq!(f.counts.get("corrupt-line"), Some(&5));
         assert_eq!(f.counts.get("blank-line"), None);
-        assert_eq!(f.worst(), Some(Severity::Error));
+        assert_eq!(f.worst(), Some(Severity::Warning));
     }
 }

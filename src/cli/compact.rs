@@ -88,6 +88,7 @@ fn compact_file(
         output: None,
         removed_temp_files,
         note: None,
+        keeps_backup: session.keeps_backup(),
     };
     let plan = &outcome.plan.plan;
     // The result is compared with the source while it is written, so the
@@ -107,7 +108,7 @@ fn compact_file(
     };
     durable::failpoint("planned")?;
     match session.mode {
-        Mode::DryRun => {
+        Mode::DryRun | Mode::Check => {
             produce(&mut std::io::sink()).map_err(read_error)?;
         }
         Mode::Output => {
@@ -155,6 +156,7 @@ pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let bar = (&args.progress, args.output.format);
     let report = write::run_files(
         "compact",
+        1,
         &args.path,
         &args.write,
         &[Kind::Journal],
@@ -164,5 +166,5 @@ pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Format::Json => render::json(out, &report)?,
         Format::Table => render::compact(out, &report, &args.output.styles())?,
     }
-    Ok(Exit::Success)
+    Ok(write::exit_for(&report, |m| m.unchanged))
 }

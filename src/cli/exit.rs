@@ -6,13 +6,17 @@ use std::process::ExitCode;
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
-    /// 0: success (for `verify`: no errors; for `diff`: identical).
+    /// 0: success (`verify`: go; `diff`: identical; `--check`: nothing
+    /// to do).
     Success,
-    /// 1: problems found (`verify` errors, `diff` differences).
+    /// 1: problems found (`verify`: no-go; `diff`: differences; `--check`:
+    /// something to change).
     Problems,
-    /// 2: usage error, or an input could not be read.
+    /// 2: usage error, or an input could not be read (`verify`:
+    /// incomplete).
     Trouble,
-    /// 3: refused because a live master owns the directory.
+    /// 3: a live master owns the directory (writers refuse; `verify`:
+    /// busy).
     Refused,
 }
 
@@ -36,14 +40,20 @@ impl From<Exit> for ExitCode {
 
 /// The table of codes for help and man pages.
 pub const EXIT_STATUS: &[(u8, &str)] = &[
-    (0, "Success."),
-    (1, "Problems found (used by verify and diff)."),
+    (
+        0,
+        "Success (verify: go; diff: identical; --check: nothing to do).",
+    ),
+    (
+        1,
+        "Problems found: verify's no-go (an error finding, or a warning with --strict), diff's differences, or a --check that would change something.",
+    ),
     (
         2,
-        "Usage error, or an input could not be read (missing, unreadable, not a regular file, not a journal or snapshot).",
+        "Usage error, or an input could not be read (missing, unreadable, not a regular file, not a journal or snapshot); a refused request (recover --apply without --discard). Nothing was changed. For verify: incomplete, a path could not be checked.",
     ),
     (
         3,
-        "Refused: a live master holds the directory's .master-queue.lock (commands that write).",
+        "A live master holds the directory's .master-queue.lock: the writing commands refuse and change nothing; verify's verdict is busy.",
     ),
 ];

@@ -20,11 +20,12 @@ struct Extra {
 const WRITING: (&str, &[&str]) = (
     "WRITING",
     &[
-        "Without --apply or --output nothing is written, created or locked: the plan is printed and the exit status is 0.",
+        "Without --apply or --output nothing is written, created or locked: the plan is printed and the exit status is 0. --check prints the same plan and exits 1 if it would change anything, 0 if there is nothing to do.",
         "With --apply the directory's .master-queue.lock is taken exactly as the master takes it (flock LOCK_EX|LOCK_NB; --lock-timeout waits) and held until the last fsync; a running master makes the command exit with status 3. The file must still be the one that was read (device, inode, size, mtime) or nothing is written. The original is copied to FILE.bak.<UTC timestamp> (or into --backup-dir) and fsynced first, unless --no-backup.",
         "A rewrite goes to FILE.leasejournal.<pid>.tmp in the same directory (created exclusively, never through a symlink, with the original's mode and owner), is re-read and replayed as it is written, then fsynced, and is renamed over FILE only if the re-read covered every byte written and it replays to the planned state; then the directory is fsynced. An append first cuts a torn or zero-filled tail (or adds a missing newline), then writes all new records in one write and fsyncs, then re-reads the file. Symlinked targets are refused. A later run removes this tool's stale temporary files under the lock.",
-        "Every record written is byte-identical to what upstream writes: sorted keys, \",\" and \":\" separators, ensure_ascii escaping, Python float repr, \"clock\":\"unix\" on new records.",
-        "The JSON report (--format json): {\"schema_version\":1,\"command\",\"mode\":\"dry-run\"|\"apply\"|\"output\",\"files\":[{\"path\",\"kind\",\"plan\",\"written\",\"backup\",\"output\",\"removed_temp_files\",\"note\"}]}; each plan carries the replay state before and after as {\"active\",\"completed\",\"digest\"}.",
+        "Every file the tool creates or rewrites (lock file, backup, temporary and published file, --output file, discard export) ends with the owner and group of the file it replaces or, for a new file, of its directory, so that a master running as the directory's owner can still open them; a lock file it creates has mode 0600.",
+        "Every record written is byte-identical to what upstream writes: sorted keys, \",\" and \":\" separators, ensure_ascii escaping, Python float repr, \"clock\":\"unix\" on new records. No command but recover --discard ever appends a reclaim: the master's resume requeues only the leases still active when it starts.",
+        "The JSON report (--format json): {\"schema_version\",\"command\",\"mode\":\"dry-run\"|\"check\"|\"apply\"|\"output\",\"files\":[{\"path\",\"kind\",\"plan\",\"written\",\"backup\",\"output\",\"removed_temp_files\",\"note\",\"keeps_backup\"}]}; each plan carries the replay state before and after as {\"active\",\"completed\",\"digest\"}. schema_version is 1 for repair and compact, 2 for recover and migrate.",
     ],
 );
 
@@ -61,37 +62,72 @@ fn extra(name: &str) -> Extra {
             )],
             catalog: false,
         },
+        "repair" => Extra {
+            examples: &[
+                (
+                    "leasejournal repair /out/run1",
+                    "The plan: the tail to seal, the records to salvage, the leases before and after. Nothing is written.",
+                ),
+                (
+                    "leasejournal repair --apply /out/run1",
+                    "Carry it out under the master's lock, with a backup of each journal; then run verify again.",
+                ),
+                (
+                    "leasejournal repair --check /out/*/",
+                    "Exit 1 if any directory needs a repair.",
+                ),
+            ],
+            sections: &[
+                (
+                    "JSON PLAN",
+                    &[
+                        "Each file's \"plan\": {\"tail\":{\"action\":\"none\"|\"cut\"|\"terminate\",...},\"salvaged\":[{\"line\",\"offset\",\"hidden\":\"glued\"|\"bom\",\"fragment_bytes\",\"id\",\"op\",\"action\":\"restored\"|\"left-out\"}],\"rewrite\",\"brought_back\":[id],\"completed_by_salvage\":[id],\"before\",\"after\"}. The ids active after are those active before plus brought_back, less completed_by_salvage.",
+                    ],
+                ),
+                WRITING,
+            ],
+            catalog: false,
+        },
         "recover" => Extra {
             examples: &[
                 (
                     "leasejournal recover /out/run1",
-                    "The plan: the tail to seal, the leases resume would reclaim, the state before and after. Nothing is written.",
+                    "What resume will reclaim, requeue and drop, journal by journal. Run it from the master's working directory, so relative seed paths resolve. Nothing is written.",
                 ),
                 (
-                    "leasejournal recover --apply /out/run1",
-                    "Carry it out under the master's lock, with a backup of each file.",
+                    "leasejournal recover --discard --id 83ce7d --apply /out/run1/.work_leases.jsonl",
+                    "Drop the work of the lease(s) whose id starts with 83ce7d, exporting them first.",
                 ),
                 (
-                    "leasejournal recover --salvage --ttl 600 --apply .work_leases.jsonl",
-                    "Also split glued records back out; reclaim only leases at least 10 minutes old.",
-                ),
-                (
-                    "leasejournal recover --output recovered.jsonl .work_leases.jsonl",
-                    "Write the result to a new file; the journal stays as it is.",
+                    "leasejournal recover --discard --worker 3 --ttl 600 /out/run1",
+                    "What discarding worker 3's leases older than 10 minutes would do (dry run).",
                 ),
             ],
-            sections: &[WRITING],
+            sections: &[
+                (
+                    "JSON OUTPUT",
+                    &[
+                        "The forecast: {\"schema_version\":2,\"command\":\"recover\",\"mode\":\"forecast\",\"now\",\"files\":[{\"path\",\"tail\",\"reclaims\":[{\"id\",\"worker\",\"clock\",\"time\",\"age_seconds\",\"attempts\",\"line\",\"path\",\"continuation\",\"outcome\":\"requeued\"|\"requeued-if-continuation-valid\"|\"dropped\",\"reason\",\"item\":{\"path\",\"focus\",\"target_branch\",\"s2f_actions\",\"schedule_prefix\",\"continuation\",\"fields\"},\"not_restored\",\"duplicate_of\"}],\"requeued\",\"requeued_if_continuation_valid\",\"dropped\",\"duplicates\",\"first_append\":{\"record\",\"id\",\"glues\"},\"before\"}]}. reclaims are in the order resume appends them; item is the work item resume rebuilds.",
+                        "With --discard, the writing report below; each plan: {\"tail\",\"reclaims\",\"append_bytes\",\"before\",\"after\",\"export\"}. The export holds each discarded lease as upstream's compaction writes it; appending its lines to the journal before the master resumes brings the work back.",
+                    ],
+                ),
+                WRITING,
+            ],
             catalog: false,
         },
         "migrate" => Extra {
             examples: &[
                 (
                     "leasejournal migrate /out/run1",
-                    "What migrating the directory would change.",
+                    "What migrating the directory would change: a legacy snapshot rewritten; legacy journal leases listed, left for resume.",
+                ),
+                (
+                    "leasejournal migrate --apply /out/run1/.state_tasks.json",
+                    "Rewrite a legacy snapshot exactly as upstream writes it after restoring it.",
                 ),
                 (
                     "leasejournal migrate --apply --rewrite /out/run1",
-                    "Reclaim legacy leases, compact the journals, rewrite a legacy snapshot.",
+                    "Also compact journals that hold clock-less records (legacy leases stay legacy).",
                 ),
             ],
             sections: &[WRITING],
@@ -152,7 +188,11 @@ fn extra(name: &str) -> Extra {
             examples: &[
                 (
                     "leasejournal verify --quiet /out/run1 && SYMCC_RESUME=1 mpirun ...",
-                    "Resume only when the state directory has no errors.",
+                    "Resume only on go: nothing loses work and no master is running.",
+                ),
+                (
+                    "leasejournal verify --format json /out/run1 | jq -r '.next[]'",
+                    "The commands that fix what was found, in the order to run them.",
                 ),
                 (
                     "leasejournal verify --strict --format json /out/run1",
@@ -167,12 +207,23 @@ fn extra(name: &str) -> Extra {
                     "Two journals, one code muted, three examples per code.",
                 ),
             ],
-            sections: &[(
-                "JSON OUTPUT",
-                &[
-                    "{\"schema_version\":1,\"verdict\":\"ok\"|\"warnings\"|\"errors\",\"findings\":[{\"code\",\"severity\",\"file\",\"line\",\"offset\",\"id\",\"message\"}],\"counts\":{code:n},\"severities\":{severity:n},\"checked\":[\"L1\",\"L2\",\"L4\",\"L5\",\"L6\"],\"not_checkable\":[\"L3\",\"L7\"],\"targets\":[{\"path\",\"kind\",\"verdict\",\"counts\"}],\"errors\":[{\"path\",\"message\"}],\"settings\":{...}}. Counts are exact; findings hold at most --max-examples per code.",
-                ],
-            )],
+            sections: &[
+                (
+                    "VERDICT",
+                    &[
+                        "go (exit 0): every path was checked, no finding is an error (nor a warning, with --strict), and no master is running. no-go (exit 1): at least one such finding. incomplete (exit 2): a path could not be checked. busy (exit 3): a live master holds .master-queue.lock of a checked directory, or of the directory of a checked file; the report names its pid from /proc/locks. Busy wins over incomplete, incomplete over no-go.",
+                        "A finding's severity answers one question: does resuming now lose, duplicate or misattribute work? error: yes. warning: a loss that already happened and that resuming cannot make worse, or something worth a look. info: no. leasejournal explain CODE says why each code has its severity.",
+                        "Where a command fixes a finding, the finding names it with the real path (leasejournal repair --apply PATH, leasejournal migrate --apply SNAPSHOT), and the report ends with next: the distinct commands in the order to run them, then run verify again. No remedy ever appends a reclaim.",
+                    ],
+                ),
+                (
+                    "JSON OUTPUT",
+                    &[
+                        "{\"schema_version\":2,\"verdict\":\"go\"|\"no-go\"|\"incomplete\"|\"busy\",\"exit_code\",\"findings\":[{\"code\",\"severity\",\"file\",\"line\",\"offset\",\"id\",\"message\",\"fix\"}],\"next\":[command],\"counts\":{code:n},\"severities\":{severity:n},\"checked\":[\"L1\",\"L2\",\"L4\",\"L5\",\"L6\"],\"not_checkable\":[\"L3\",\"L7\"],\"targets\":[{\"path\",\"kind\",\"verdict\",\"counts\",\"master_pids\"}],\"errors\":[{\"path\",\"message\"}],\"settings\":{...}}. exit_code is always the process's exit status. Counts are exact; findings hold at most --max-examples per code; fix is null where no command fixes the finding.",
+                        "Changes from schema_version 1: verdict ok/warnings/errors became go/no-go/incomplete/busy; exit_code, next, findings[].fix and targets[].master_pids were added.",
+                    ],
+                ),
+            ],
             catalog: true,
         },
         "explain" => Extra {
@@ -237,7 +288,7 @@ fn render(cmd: clap::Command, name: &str) -> Vec<u8> {
     if extra.catalog {
         roff.control("SH", ["FINDINGS"]);
         roff.control("PP", []).text([roman(
-            "Codes are stable and never renamed. Severity error fails verify; warning fails only with --strict; info never fails.",
+            "Codes are stable and never renamed. Severity error makes verify say no-go; warning does only with --strict; info never does. A code with a remedy names the command that fixes it.",
         )]);
         for c in CATALOG {
             roff.control("TP", [])

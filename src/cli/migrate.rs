@@ -14,17 +14,19 @@ use crate::durable::{self, Identity, Publish};
 use crate::journal::Clock;
 use crate::journal::Positional;
 use crate::migrate::{self, Migration};
-use crate::plan::{self, Mode, Outcome, StateView};
-use crate::recover::{self, Selection};
+use crate::plan::{self, Mode, Outcome};
 use crate::render;
 use crate::statedir::Kind;
 
 /// Move journals and snapshots out of the legacy (monotonic) clock domain.
 ///
-/// Journal: every active lease outside the unix clock domain is reclaimed
-/// (F314 L5), as upstream's first recovery would; with --rewrite the journal
-/// is then compacted so no clock-less record remains. A journal without a
-/// legacy lease has nothing to migrate.
+/// Journal: nothing is reclaimed. Its active leases outside the unix clock
+/// domain are listed; the master's resume reclaims every one of them and
+/// requeues its work (F314 L5 holds without any change to the file), and a
+/// reclaim written here would lose that work. With --rewrite the journal is
+/// compacted (keeping completed ids) so no clock-less record remains;
+/// legacy leases keep "clock":"legacy", exactly as upstream's compaction
+/// writes them. Without --rewrite a journal has nothing to migrate.
 ///
 /// Snapshot without "clock":"unix": replaced by exactly the bytes upstream
 /// writes right after restoring it (legacy last_lease/last_complete and
@@ -39,11 +41,12 @@ pub struct MigrateArgs {
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
 
-    /// After reclaiming, compact the journal (keeping completed ids).
+    /// Compact a journal that has clock-less records (keeping completed
+    /// ids and the legacy leases).
     #[arg(long = "rewrite")]
     pub rewrite: bool,
 
-    /// The time of the reclaim records instead of the system clock.
+    /// Judge lease ages against this Unix time instead of the system clock.
     #[arg(long = "now", value_name = "UNIX_SECONDS", value_parser = parse_now)]
     pub now: Option<f64>,
 
@@ -70,70 +73,52 @@ fn migrate_journal(
     let bar = args.progress.bar(path, meta.len(), args.output.format);
     let progress = |n| bar.inc(n);
     let src = Positional::file(&file, meta.len()).with_progress(&progress);
-    if args.rewrite {
-        let scan = compact::scan(src).map_err(read_error)?;
-        bar.finish_and_clear();
-        let before = StateView::of(&scan.replay);
-        let mut replay = scan.replay;
-        let reclaimed = plan::reclaims(&replay, now, 0, |a| a.clock != Clock::Unix);
-        for r in &reclaimed {
-            replay.active.remove(&r.id);
-        }
-        let mut plan = compact::plan(replay, scan.summary.lines, scan.summary.bytes, false)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        plan.before = before;
-        let mut sink = CompareSink::new(write::reopen(path, &identity).map_err(read_error)?);
-        compact::write_result(
-            write::reopen(path, &identity).map_err(read_error)?,
-            &plan,
-            &mut sink,
-        )
-        .map_err(read_error)?;
-        let (bytes_after, unchanged) = sink.finish().map_err(read_error)?;
-        outcome.plan = Migration::Rewrite {
-            reclaimed,
-            compaction: Measured {
-                plan,
-                bytes_after,
-                unchanged,
-            },
-        };
-    } else {
-        let scan = recover::scan(src, false).map_err(read_error)?;
-        bar.finish_and_clear();
-        outcome.plan = Migration::Reclaim(recover::plan(scan.0, None, Selection::Legacy, now, 0));
-    }
-    if session.mode == Mode::DryRun || outcome.plan.is_noop() {
+    let scan = compact::scan(src).map_err(read_error)?;
+    bar.finish_and_clear();
+    let legacy_leases = plan::reclaims(&scan.replay, now, 0, |_, a| a.clock != Clock::Unix);
+    if !args.rewrite {
+        outcome.plan = Migration::Journal { legacy_leases };
         return Ok(());
     }
+    let clockless_records = scan.summary.clocks.unmarked;
+    let plan = compact::plan(scan.replay, scan.summary.lines, scan.summary.bytes, false)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut sink = CompareSink::new(write::reopen(path, &identity).map_err(read_error)?);
+    compact::write_result(
+        write::reopen(path, &identity).map_err(read_error)?,
+        &plan,
+        &mut sink,
+    )
+    .map_err(read_error)?;
+    let (bytes_after, unchanged) = sink.finish().map_err(read_error)?;
+    outcome.plan = Migration::Rewrite {
+        legacy_leases,
+        clockless_records,
+        compaction: Measured {
+            plan,
+            bytes_after,
+            unchanged,
+        },
+    };
+    if !session.writes() || outcome.plan.is_noop() {
+        return Ok(());
+    }
+    let Migration::Rewrite { compaction, .. } = &outcome.plan else {
+        return Ok(());
+    };
     durable::failpoint("planned")?;
     let dest = session.destination(path);
     if session.mode == Mode::Apply {
         outcome.backup = session.backup(path, &identity)?;
     }
-    match &outcome.plan {
-        Migration::Rewrite { compaction, .. } => {
-            let plan = &compaction.plan;
-            durable::replace(
-                dest,
-                (session.mode == Mode::Apply).then_some(&meta),
-                session.mode == Mode::Output,
-                |out| compact::write_result(write::reopen(path, &identity)?, plan, out),
-                |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
-            )?;
-        }
-        Migration::Reclaim(plan) if session.mode == Mode::Output => {
-            durable::replace(
-                dest,
-                None,
-                true,
-                |out| recover::write_result(write::reopen(path, &identity)?, plan, out),
-                |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
-            )?;
-        }
-        Migration::Reclaim(plan) => write::append_and_check(path, plan)?,
-        Migration::Snapshot(_) => {}
-    }
+    let plan = &compaction.plan;
+    durable::replace(
+        dest,
+        (session.mode == Mode::Apply).then_some(&meta),
+        session.mode == Mode::Output,
+        |out| compact::write_result(write::reopen(path, &identity)?, plan, out),
+        |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
+    )?;
     outcome.written = true;
     if session.mode == Mode::Output {
         outcome.output = Some(dest.display().to_string());
@@ -157,7 +142,7 @@ fn migrate_snapshot(
     let Migration::Snapshot(plan) = &outcome.plan else {
         return Ok(());
     };
-    if session.mode == Mode::DryRun || !plan.needed {
+    if !session.writes() || !plan.needed {
         return Ok(());
     }
     let dest = session.destination(path);
@@ -192,20 +177,17 @@ pub fn run(args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let kinds = [Kind::Journal, Kind::Snapshot];
     let report = write::run_files(
         "migrate",
+        2,
         &args.path,
         &args.write,
         &kinds,
         |session, path, kind| {
-            let mut outcome = Outcome {
-                path: path.display().to_string(),
+            let mut outcome = session.outcome(
+                path,
                 kind,
-                plan: Migration::Snapshot(migrate::SnapshotPlan::default()),
-                written: false,
-                backup: None,
-                output: None,
-                removed_temp_files: session.clean_temps(path),
-                note: None,
-            };
+                Migration::Snapshot(migrate::SnapshotPlan::default()),
+                session.clean_temps(path),
+            );
             match kind {
                 Kind::Journal => migrate_journal(session, path, args, now, &mut outcome)?,
                 Kind::Snapshot => migrate_snapshot(session, path, &mut outcome)?,
@@ -220,5 +202,5 @@ pub fn run(args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Format::Json => render::json(out, &report)?,
         Format::Table => render::migrate(out, &report, &args.output.styles())?,
     }
-    Ok(Exit::Success)
+    Ok(write::exit_for(&report, Migration::is_noop))
 }

@@ -12,6 +12,7 @@ pub mod man;
 mod migrate;
 mod output;
 mod recover;
+mod repair;
 mod verify;
 mod write;
 
@@ -45,6 +46,7 @@ pub enum Command {
     Inspect(inspect::InspectArgs),
     Verify(verify::VerifyArgs),
     Explain(explain::ExplainArgs),
+    Repair(repair::RepairArgs),
     Recover(recover::RecoverArgs),
     Migrate(migrate::MigrateArgs),
     Compact(compact::CompactArgs),
@@ -92,6 +94,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Command::Inspect(args) => inspect::run(args, out),
         Command::Verify(args) => verify::run(args, out),
         Command::Explain(args) => explain::run(args, out),
+        Command::Repair(args) => repair::run(args, out),
         Command::Recover(args) => recover::run(args, out),
         Command::Migrate(args) => migrate::run(args, out),
         Command::Compact(args) => compact::run(args, out),

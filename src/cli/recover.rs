@@ -1,6 +1,5 @@
-//! `leasejournal recover`: reclaim expired and legacy leases the way the
-//! master's resume does, after sealing a torn tail so nothing is ever
-//! appended onto it. Dry run by default.
+//! `leasejournal recover`: the forecast of the master's resume (read-only),
+//! and `--discard`, the one way to drop work on purpose.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,51 +7,91 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::exit::Exit;
-use super::output::{Format, OutputArgs, ProgressArgs, parse_now, parse_seconds, system_now};
+use super::output::{
+    Format, OutputArgs, ProgressArgs, parse_id_prefix, parse_now, parse_seconds, system_now,
+};
 use super::write::{self, Session, WriteArgs};
 use crate::durable::{self, Identity, Publish};
-use crate::journal::Positional;
+use crate::journal::{self, Positional};
+use crate::json::PyInt;
 use crate::plan::{self, Mode, Outcome};
-use crate::recover::{self, Plan, Selection};
+use crate::recover::{self, Discard, ForecastFile, ForecastReport, Selection};
 use crate::render;
-use crate::statedir::Kind;
+use crate::statedir::{self, Kind};
 
-/// Reclaim expired and legacy leases, as the master's resume does.
+/// Forecast what the master's resume will recover; discard work only when
+/// told to.
 ///
-/// A lease expires when --ttl is 0 (the default, what resume uses), when it
-/// is not on the unix clock, or when it is at least --ttl seconds old.
-/// Expired leases are reclaimed in (attempts, time, id) order, one
-/// {"clock":"unix","id":…,"op":"reclaim","time":now} record each. A torn or
-/// zero-filled tail is cut off first (its bytes stay in the backup) and an
-/// unterminated last record gets its newline, so appended records never
-/// glue onto a fragment. For a state directory the deferred journal comes
-/// first, then the work journal.
+/// On SYMCC_RESUME=1 the master reclaims every active lease (the deferred
+/// journal first, then the work journal), in (attempts, time, id) order,
+/// and rebuilds each payload into a work item at the front of its queue.
+/// Those payloads are the only record of that work: nothing else requeues
+/// it. recover prints, per journal, the reclaims resume will append, the
+/// work items it will requeue (their rebuilt shape), the items it will drop
+/// and why (seed path not a file on this host and no continuation), the
+/// payload members it never restores (parameter_overrides,
+/// parameter_token), items queued twice, and the first record resume will
+/// append and whether it glues onto an unterminated last line. Relative
+/// seed paths are looked up from the current directory: run it where the
+/// master runs. It reads only; it never writes, creates or locks anything.
 ///
-/// Prints the plan and changes nothing unless --apply (change in place,
-/// under the master's lock, with a backup) or --output (write a new file).
+/// --discard reclaims leases exactly as upstream's recover_expired does,
+/// for work meant to be dropped (an input that keeps killing workers). It
+/// needs a selection (--all, or any of --ttl, --id, --worker), appends one
+/// reclaim record per lease after sealing the tail, and first writes every
+/// discarded lease to an export file (<journal>.discarded.<UTC>.jsonl, or
+/// --export FILE), fsynced: appending its lines to the journal before the
+/// master resumes brings the work back. Dry run unless --apply.
 #[derive(Clone, Debug, Args)]
 pub struct RecoverArgs {
     /// A journal or a state directory.
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
 
-    /// Reclaim unix leases at least this old; 0 reclaims every lease.
-    #[arg(long = "ttl", value_name = "SECONDS", default_value = "0", value_parser = parse_seconds)]
-    pub ttl: f64,
+    /// Reclaim the selected leases: their work is dropped (see --export).
+    #[arg(long = "discard")]
+    pub discard: bool,
 
-    /// Reclaim at most N leases (0: no limit), the first in recovery order.
-    #[arg(long = "limit", value_name = "N", default_value_t = 0)]
+    /// With --discard: select every active lease.
+    #[arg(long = "all", requires = "discard", conflicts_with_all = ["ttl", "id", "worker"])]
+    pub all: bool,
+
+    /// With --discard: select leases upstream's recover_expired would
+    /// expire at this TTL (0: all; a lease off the unix clock always).
+    #[arg(long = "ttl", value_name = "SECONDS", requires = "discard", value_parser = parse_seconds)]
+    pub ttl: Option<f64>,
+
+    /// With --discard: select ids starting with this hex prefix.
+    #[arg(long = "id", value_name = "PREFIX", requires = "discard", value_parser = parse_id_prefix)]
+    pub id: Option<String>,
+
+    /// With --discard: select leases of this worker rank.
+    #[arg(long = "worker", value_name = "N", requires = "discard")]
+    pub worker: Option<u32>,
+
+    /// With --discard: reclaim at most N leases (0: no limit), the first
+    /// in recovery order.
+    #[arg(
+        long = "limit",
+        value_name = "N",
+        default_value_t = 0,
+        requires = "discard"
+    )]
     pub limit: usize,
 
-    /// Also split records glued onto torn fragments back onto lines of
-    /// their own, so replay sees them again (rewrites the file).
-    #[arg(long = "salvage")]
-    pub salvage: bool,
+    /// With --discard: export the discarded leases to FILE (which must
+    /// not exist) instead of <journal>.discarded.<UTC>.jsonl.
+    #[arg(long = "export", value_name = "FILE", requires = "discard")]
+    pub export: Option<PathBuf>,
 
-    /// The time of the reclaim records and of the expiry test, instead of
-    /// the system clock.
+    /// The time resume runs at (the forecast's ages; the time of
+    /// --discard's reclaim records) instead of the system clock.
     #[arg(long = "now", value_name = "UNIX_SECONDS", value_parser = parse_now)]
     pub now: Option<f64>,
+
+    /// Replaced by `leasejournal repair`.
+    #[arg(long = "salvage", hide = true)]
+    pub salvage: bool,
 
     #[command(flatten)]
     pub write: WriteArgs,
@@ -64,97 +103,200 @@ pub struct RecoverArgs {
     pub progress: ProgressArgs,
 }
 
-/// Recovers one journal according to the session's mode.
-fn recover_file(
+/// Why `recover --apply` without `--discard` is refused.
+const NO_APPLY: &str = "recover only forecasts the master's resume: a reclaim written before \
+resume takes the lease's work away for good, since resume requeues only the leases still active \
+when it starts. To fix a torn tail or glued records, run `leasejournal repair --apply PATH`; to \
+drop work on purpose, `leasejournal recover --discard --apply` with --all, --ttl, --id or \
+--worker. Nothing was changed";
+
+/// Forecasts resume for every journal of PATH.
+fn forecast(args: &RecoverArgs, now: f64) -> anyhow::Result<ForecastReport> {
+    let (_, files) = write::targets(&args.path, args.write.kind, &[Kind::Journal])?;
+    let mut forecasts = Vec::new();
+    for (path, _) in &files {
+        let (file, meta) = statedir::open_regular(path)?;
+        let bar = args.progress.bar(path, meta.len(), args.output.format);
+        let progress = |n| bar.inc(n);
+        let src = Positional::file(&file, meta.len()).with_progress(&progress);
+        let scan = journal::scan(src, &mut ())
+            .map_err(|e| anyhow::anyhow!("{}: read error: {e}", path.display()))?;
+        bar.finish_and_clear();
+        let forecast = recover::forecast(&scan.replay, &scan.summary.tail, now, |p| {
+            Path::new(p).is_file()
+        });
+        forecasts.push(ForecastFile {
+            path: path.display().to_string(),
+            forecast,
+        });
+    }
+    let mut named: Vec<(&str, &mut recover::Forecast)> = forecasts
+        .iter_mut()
+        .map(|f| (f.path.as_str(), &mut f.forecast))
+        .collect();
+    recover::mark_duplicates(&mut named);
+    Ok(ForecastReport {
+        schema_version: 2,
+        command: "recover",
+        mode: "forecast",
+        now,
+        files: forecasts,
+    })
+}
+
+/// Discards the selected leases of one journal according to the session's
+/// mode.
+fn discard_file(
     session: &Session<'_>,
     path: &Path,
     args: &RecoverArgs,
+    selection: &Selection,
     now: f64,
-) -> anyhow::Result<Outcome<Plan>> {
+) -> anyhow::Result<Outcome<Discard>> {
     let removed_temp_files = session.clean_temps(path);
     let (file, meta) = durable::open_target(path)?;
     let identity = Identity::of(&meta);
     let bar = args.progress.bar(path, meta.len(), args.output.format);
     let progress = |n| bar.inc(n);
     let src = Positional::file(&file, meta.len()).with_progress(&progress);
-    let (scan, salvager) = recover::scan(src, args.salvage)
+    let mut scan = journal::scan(src, &mut ())
         .map_err(|e| anyhow::anyhow!("{}: read error: {e}", path.display()))?;
     bar.finish_and_clear();
-    let mut plan = recover::plan(
-        scan,
-        salvager,
-        Selection::Expired { ttl: args.ttl },
+    let mut plan = recover::discard(
+        &mut scan.replay,
+        &scan.summary.tail,
+        selection,
         now,
         args.limit,
     );
-    for r in &mut plan.reclaims {
-        let on_disk = r
-            .path
-            .as_deref()
-            .is_some_and(|p| !p.is_empty() && Path::new(p).is_file());
-        r.dropped_on_resume = Some(!on_disk && !r.continuation);
-    }
-    let mut outcome = Outcome {
-        path: path.display().to_string(),
-        kind: Kind::Journal,
-        plan,
-        written: false,
-        backup: None,
-        output: None,
-        removed_temp_files,
-        note: None,
-    };
-    let plan = &outcome.plan;
-    durable::failpoint("planned")?;
-    match session.mode {
-        Mode::DryRun => {}
-        _ if plan.is_noop() && session.mode == Mode::Apply => {
-            outcome.note = Some("nothing to do".into());
+    drop(scan);
+    let export = |attempt: usize| match &args.export {
+        Some(p) => p.clone(),
+        None => {
+            let mut name = path.as_os_str().to_owned();
+            let suffix = if attempt == 0 {
+                String::new()
+            } else {
+                format!("-{attempt}")
+            };
+            name.push(format!(".discarded.{}{suffix}.jsonl", session.stamp()));
+            PathBuf::from(name)
         }
+    };
+    if !plan.reclaims.is_empty() {
+        plan.export = Some(export(0).display().to_string());
+    }
+    let mut outcome = session.outcome(path, Kind::Journal, plan, removed_temp_files);
+    let plan = &outcome.plan;
+    if plan.reclaims.is_empty() {
+        outcome.note = Some("no active lease is selected: nothing to discard".into());
+        return Ok(outcome);
+    }
+    if !session.writes() {
+        return Ok(outcome);
+    }
+    durable::failpoint("planned")?;
+    // Nothing is exported for a discard that will not happen.
+    identity.check(path)?;
+    // The export first, fsynced: no work disappears without a copy. Our
+    // own default name moves aside for an earlier export of the same
+    // second; a name given with --export is never overwritten.
+    let mut attempt = 0;
+    let written_to = loop {
+        let target = export(attempt);
+        match durable::create_new(&target, &plan.export_lines) {
+            Ok(()) => break target,
+            Err(durable::WriteError::Exists { .. }) if args.export.is_none() && attempt < 1000 => {
+                attempt += 1;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let written_to = written_to.display().to_string();
+    eprintln!(
+        "leasejournal: exported {} discarded leases of {} to {written_to}",
+        plan.reclaims.len(),
+        path.display()
+    );
+    outcome.plan.export = Some(written_to);
+    let plan = &outcome.plan;
+    match session.mode {
         Mode::Output => {
             let dest = session.destination(path);
+            let sealed = crate::repair::Plan {
+                tail: plan.tail.clone(),
+                salvaged: Vec::new(),
+                rewrite: false,
+                brought_back: Vec::new(),
+                completed_by_salvage: Vec::new(),
+                before: plan.before.clone(),
+                after: plan.after.clone(),
+            };
             durable::replace(
                 dest,
                 None,
                 true,
-                |out| recover::write_result(write::reopen(path, &identity)?, plan, out),
+                |out| {
+                    crate::repair::write_result(write::reopen(path, &identity)?, &sealed, out)?;
+                    out.write_all(&plan.append)
+                },
                 |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
             )?;
             outcome.output = Some(dest.display().to_string());
-            outcome.written = true;
         }
-        Mode::Apply => {
+        _ => {
             outcome.backup = session.backup(path, &identity)?;
-            if plan.rewrite {
-                durable::replace(
-                    path,
-                    Some(&meta),
-                    false,
-                    |out| recover::write_result(write::reopen(path, &identity)?, plan, out),
-                    |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
-                )?;
-            } else {
-                write::append_and_check(path, plan)?;
-            }
-            outcome.written = true;
+            write::append_and_check(path, &plan.tail, &plan.append, &plan.after)?;
         }
     }
+    outcome.written = true;
     Ok(outcome)
 }
 
 /// Runs `recover`.
 pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    if args.salvage {
+        anyhow::bail!(
+            "recover --salvage is now `leasejournal repair`, which also seals the tail and never reclaims a lease; nothing was changed"
+        );
+    }
     let now = args.now.unwrap_or_else(system_now);
+    if !args.discard {
+        if args.write.apply || args.write.output.is_some() || args.write.check {
+            anyhow::bail!("{NO_APPLY}");
+        }
+        let report = forecast(args, now)?;
+        match args.output.format {
+            Format::Json => render::json(out, &report)?,
+            Format::Table => render::forecast(out, &report, &args.output.styles())?,
+        }
+        return Ok(Exit::Success);
+    }
+    let selection = Selection {
+        ttl: args.ttl,
+        id_prefix: args.id.clone(),
+        worker: args.worker.map(|w| PyInt::Small(i64::from(w))),
+        all: args.all,
+    };
+    if !selection.is_explicit() {
+        anyhow::bail!(
+            "recover --discard needs a selection: --all, or any of --ttl, --id and --worker; nothing was changed"
+        );
+    }
+    if args.export.is_some() && args.path.is_dir() {
+        anyhow::bail!("--export takes a single journal PATH, not a directory; nothing was changed");
+    }
     let report = write::run_files(
         "recover",
+        2,
         &args.path,
         &args.write,
         &[Kind::Journal],
-        |session, path, _| recover_file(session, path, args, now),
+        |session, path, _| discard_file(session, path, args, &selection, now),
     )?;
     match args.output.format {
         Format::Json => render::json(out, &report)?,
-        Format::Table => render::recover(out, &report, &args.output.styles())?,
+        Format::Table => render::discard(out, &report, &args.output.styles())?,
     }
-    Ok(Exit::Success)
+    Ok(write::exit_for(&report, Discard::is_noop))
 }

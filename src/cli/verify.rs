@@ -10,13 +10,12 @@ use super::exit::Exit;
 use super::inspect::KindArg;
 use super::load::{self, Bar, Target};
 use super::output::{Format, OutputArgs, ProgressArgs, parse_now, parse_seconds, system_now};
-use crate::inspect::SCHEMA_VERSION;
 use crate::journal::Positional;
 use crate::render;
 use crate::statedir::{self, InputError, Kind};
 use crate::verify::{
-    self, CHECKED, CheckError, Findings, NOT_CHECKABLE, Settings, SettingsReport, TargetReport,
-    Verdict, VerifyReport,
+    self, CHECKED, CheckError, Findings, NOT_CHECKABLE, RemedyTargets, Settings, SettingsReport,
+    TargetReport, VERIFY_SCHEMA_VERSION, Verdict, VerifyReport,
 };
 
 /// Check journals, snapshots and state directories before resuming.
@@ -26,10 +25,17 @@ use crate::verify::{
 /// offset, the id and a message; `leasejournal explain CODE` says what a
 /// code means, what upstream does with it and which command fixes it.
 ///
-/// Exit status: 0 when there are no errors (warnings allowed unless
-/// --strict), 1 when errors were found, 2 when a path could not be checked.
-/// With several paths each is reported separately and the exit status is
-/// the worst.
+/// Every finding's severity answers one question: does resuming now lose,
+/// duplicate or misattribute work? Where a command fixes a finding, the
+/// report names it with the real path, and ends with the commands to run,
+/// in order (next:); none of them ever reclaims a lease.
+///
+/// Verdict and exit status: go (0) when every path was checked, nothing is
+/// an error (nor a warning, with --strict) and no master is running; no-go
+/// (1) when something is; incomplete (2) when a path could not be checked;
+/// busy (3) when a live master holds .master-queue.lock of a checked
+/// directory (its pid is named). Busy wins over incomplete, incomplete
+/// over no-go. With several paths each is reported separately.
 #[derive(Clone, Debug, Args)]
 pub struct VerifyArgs {
     /// Journals, snapshots and state directories.
@@ -114,12 +120,22 @@ fn verify_file(
     }
 }
 
+/// What checking one path gave.
+struct Checked {
+    kind: &'static str,
+    findings: Findings,
+    remedies: RemedyTargets,
+    master_pids: Vec<i64>,
+}
+
 fn verify_target(
     path: &Path,
     kind: Option<Kind>,
     settings: &Settings,
+    proc_locks: Option<&str>,
     bar: Bar<'_>,
-) -> Result<(&'static str, Findings), InputError> {
+) -> Result<Checked, InputError> {
+    let shown = path.display().to_string();
     match load::target(path, kind)? {
         Target::File {
             path,
@@ -127,11 +143,26 @@ fn verify_target(
             prefix,
             file,
         } => {
-            let name = match kind {
-                Kind::Journal => "journal",
-                Kind::Snapshot => "snapshot",
+            // A file inside a running master's directory is as busy as the
+            // directory.
+            let dir = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
             };
-            Ok((name, verify_file(&path, kind, prefix, file, settings, bar)?))
+            let lock = statedir::master_lock(dir, proc_locks);
+            let (name, snapshot) = match kind {
+                Kind::Journal => ("journal", None),
+                Kind::Snapshot => ("snapshot", Some(shown.clone())),
+            };
+            Ok(Checked {
+                kind: name,
+                findings: verify_file(&path, kind, prefix, file, settings, bar)?,
+                remedies: RemedyTargets {
+                    repair: shown,
+                    snapshot,
+                },
+                master_pids: lock.holders,
+            })
         }
         Target::Directory(dir) => {
             let has_work = dir
@@ -139,14 +170,18 @@ fn verify_target(
                 .iter()
                 .any(|(p, _)| p.ends_with(statedir::WORK_LEASES));
             let mut findings = verify::directory(
-                &path.display().to_string(),
+                &shown,
                 has_work,
                 &dir.temp_files,
                 &dir.master_lock,
                 settings,
             );
+            let mut snapshot = None;
             for (file_path, kind) in &dir.files {
                 let (file, _) = statedir::open_regular(file_path)?;
+                if *kind == Kind::Snapshot {
+                    snapshot = Some(file_path.display().to_string());
+                }
                 findings.extend(verify_file(
                     file_path,
                     *kind,
@@ -156,7 +191,15 @@ fn verify_target(
                     bar,
                 )?);
             }
-            Ok(("directory", findings))
+            Ok(Checked {
+                kind: "directory",
+                findings,
+                remedies: RemedyTargets {
+                    repair: shown,
+                    snapshot,
+                },
+                master_pids: dir.master_lock.holders,
+            })
         }
     }
 }
@@ -171,24 +214,36 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         ignore: args.ignore.iter().cloned().collect::<BTreeSet<_>>(),
     };
     let kind = args.kind.map(KindArg::kind);
+    // Read once for every path: who holds which lock.
+    let proc_locks = statedir::read_proc_locks();
     let mut all = Findings::default();
     let mut targets = Vec::new();
+    let mut remedies = Vec::new();
     let mut errors = Vec::new();
+    let format = if args.quiet {
+        Format::Json
+    } else {
+        args.output.format
+    };
     for path in &args.paths {
-        let format = if args.quiet {
-            Format::Json
-        } else {
-            args.output.format
-        };
-        match verify_target(path, kind, &settings, (&args.progress, format)) {
-            Ok((kind, findings)) => {
+        match verify_target(
+            path,
+            kind,
+            &settings,
+            proc_locks.as_deref(),
+            (&args.progress, format),
+        ) {
+            Ok(mut checked) => {
+                remedies.push(checked.remedies.apply(&mut checked.findings));
+                let busy = !checked.master_pids.is_empty();
                 targets.push(TargetReport {
                     path: path.display().to_string(),
-                    kind,
-                    verdict: Verdict::of(&findings),
-                    counts: findings.counts.clone(),
+                    kind: checked.kind,
+                    verdict: Verdict::of(&checked.findings, args.strict, busy),
+                    counts: checked.findings.counts.clone(),
+                    master_pids: checked.master_pids,
                 });
-                all.extend(findings);
+                all.extend(checked.findings);
             }
             Err(err) => {
                 eprintln!("leasejournal: {err}");
@@ -199,21 +254,22 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
             }
         }
     }
-    let verdict = Verdict::of(&all);
-    let exit = if !errors.is_empty() {
-        Exit::Trouble
-    } else if verdict == Verdict::Errors || (args.strict && verdict == Verdict::Warnings) {
-        Exit::Problems
-    } else {
-        Exit::Success
+    let verdict = Verdict::overall(targets.iter().map(|t| t.verdict), !errors.is_empty());
+    let exit = match verdict {
+        Verdict::Go => Exit::Success,
+        Verdict::NoGo => Exit::Problems,
+        Verdict::Incomplete => Exit::Trouble,
+        Verdict::Busy => Exit::Refused,
     };
     if args.quiet {
         return Ok(exit);
     }
     let report = VerifyReport {
-        schema_version: SCHEMA_VERSION,
+        schema_version: VERIFY_SCHEMA_VERSION,
         verdict,
+        exit_code: exit.code(),
         findings: all.examples,
+        next: verify::next_steps(&remedies),
         counts: all.counts,
         severities: all.by_severity,
         checked: CHECKED,
@@ -231,7 +287,7 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     };
     match args.output.format {
         Format::Json => render::json(out, &report)?,
-        Format::Table => render::verify(out, &report, args.strict, &args.output.styles())?,
+        Format::Table => render::verify(out, &report, &args.output.styles())?,
     }
     Ok(exit)
 }

@@ -9,21 +9,28 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::exit::Exit;
 use super::inspect::KindArg;
 use crate::durable::{self, Identity, MasterLock, WriteError};
-use crate::plan::{Mode, Outcome, Report};
+use crate::plan::{Mode, Outcome, Report, StateView};
+use crate::repair::TailFix;
 use crate::statedir::{self, InputError, Kind};
 
-/// `--apply`, `--output` and the backup and lock options.
+/// `--apply`, `--check`, `--output` and the backup and lock options.
 #[derive(Clone, Debug, Args)]
 pub struct WriteArgs {
     /// Carry the plan out. Without it nothing is written, created or locked.
     #[arg(long = "apply")]
     pub apply: bool,
 
+    /// Print the plan as a dry run does, then exit 1 if it would change
+    /// anything and 0 if there is nothing to do. Writes nothing.
+    #[arg(long = "check", conflicts_with_all = ["apply", "output"])]
+    pub check: bool,
+
     /// Write the result to this new file instead and leave the source
     /// untouched (a single file PATH only; the file must not exist).
-    #[arg(long = "output", value_name = "FILE")]
+    #[arg(long = "output", value_name = "FILE", conflicts_with = "apply")]
     pub output: Option<PathBuf>,
 
     /// Do not keep a copy of a file changed in place.
@@ -67,10 +74,11 @@ impl<'a> Session<'a> {
     /// Starts a run on `dir` (the state directory, or a file's directory):
     /// in apply mode, takes the master's lock first.
     pub fn start(args: &'a WriteArgs, dir: &Path, targets: usize) -> anyhow::Result<Session<'a>> {
-        let mode = match (&args.output, args.apply) {
-            (Some(_), _) => Mode::Output,
-            (None, true) => Mode::Apply,
-            (None, false) => Mode::DryRun,
+        let mode = match (&args.output, args.apply, args.check) {
+            (Some(_), _, _) => Mode::Output,
+            (None, true, _) => Mode::Apply,
+            (None, false, true) => Mode::Check,
+            (None, false, false) => Mode::DryRun,
         };
         if mode == Mode::Output && targets != 1 {
             anyhow::bail!("--output takes a single file PATH, not a directory");
@@ -90,6 +98,42 @@ impl<'a> Session<'a> {
             _lock: lock,
             stamp,
         })
+    }
+
+    /// A file's outcome before anything is written.
+    pub fn outcome<P: serde::Serialize>(
+        &self,
+        path: &Path,
+        kind: Kind,
+        plan: P,
+        removed_temp_files: Vec<String>,
+    ) -> Outcome<P> {
+        Outcome {
+            path: path.display().to_string(),
+            kind,
+            plan,
+            written: false,
+            backup: None,
+            output: None,
+            removed_temp_files,
+            note: None,
+            keeps_backup: self.keeps_backup(),
+        }
+    }
+
+    /// Whether a change in place keeps a backup.
+    pub fn keeps_backup(&self) -> bool {
+        !self.args.no_backup
+    }
+
+    /// The UTC stamp of this run, as backups and exports carry it.
+    pub fn stamp(&self) -> &str {
+        &self.stamp
+    }
+
+    /// Whether this run writes (`--apply` or `--output`).
+    pub fn writes(&self) -> bool {
+        matches!(self.mode, Mode::Apply | Mode::Output)
     }
 
     /// Removes this tool's stale temporary files for `path` (apply mode).
@@ -136,23 +180,64 @@ impl<'a> Session<'a> {
 /// handles each file in resume order.
 pub fn run_files<P: serde::Serialize>(
     command: &'static str,
+    schema_version: u32,
     path: &Path,
+    args: &WriteArgs,
+    wanted: &[Kind],
+    each: impl FnMut(&Session<'_>, &Path, Kind) -> anyhow::Result<Outcome<P>>,
+) -> anyhow::Result<Report<P>> {
+    run_paths(
+        command,
+        schema_version,
+        std::slice::from_ref(&path.to_path_buf()),
+        args,
+        wanted,
+        each,
+    )
+}
+
+/// [`run_files`] over several PATHs, one after the other, each under its
+/// own directory's lock. Every PATH is resolved before anything is locked
+/// or written, so a bad one changes nothing.
+pub fn run_paths<P: serde::Serialize>(
+    command: &'static str,
+    schema_version: u32,
+    paths: &[PathBuf],
     args: &WriteArgs,
     wanted: &[Kind],
     mut each: impl FnMut(&Session<'_>, &Path, Kind) -> anyhow::Result<Outcome<P>>,
 ) -> anyhow::Result<Report<P>> {
-    let (dir, files) = targets(path, args.kind, wanted)?;
-    let session = Session::start(args, &dir, if path.is_dir() { 2 } else { 1 })?;
+    if args.output.is_some() && paths.len() != 1 {
+        anyhow::bail!("--output takes a single file PATH");
+    }
+    let resolved = paths
+        .iter()
+        .map(|path| targets(path, args.kind, wanted).map(|t| (path, t)))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut report = Report {
-        schema_version: crate::inspect::SCHEMA_VERSION,
+        schema_version,
         command,
-        mode: session.mode,
+        mode: Mode::DryRun,
         files: Vec::new(),
     };
-    for (file, kind) in &files {
-        report.files.push(each(&session, file, *kind)?);
+    for (path, (dir, files)) in resolved {
+        let session = Session::start(args, &dir, if path.is_dir() { 2 } else { 1 })?;
+        report.mode = session.mode;
+        for (file, kind) in &files {
+            report.files.push(each(&session, file, *kind)?);
+        }
     }
     Ok(report)
+}
+
+/// The exit status of a writing run: with `--check`, 1 when any file's
+/// plan would change something (`is_noop` says it would not); otherwise 0.
+pub fn exit_for<P: serde::Serialize>(report: &Report<P>, is_noop: impl Fn(&P) -> bool) -> Exit {
+    if report.mode == Mode::Check && report.files.iter().any(|o| !is_noop(&o.plan)) {
+        Exit::Problems
+    } else {
+        Exit::Success
+    }
 }
 
 /// Resolves PATH into the files to change, in the order the master reads
@@ -312,22 +397,25 @@ impl Write for Tee<'_> {
     }
 }
 
-/// Appends a recovery plan's records in place (sealing the tail first) and
-/// re-reads the file to confirm it replays to the planned state.
-pub fn append_and_check(path: &Path, plan: &crate::recover::Plan) -> Result<(), WriteError> {
+/// Appends records in place (sealing the tail first, or only sealing it
+/// when `bytes` is empty) and re-reads the file to confirm it replays to
+/// the planned state.
+pub fn append_and_check(
+    path: &Path,
+    tail: &TailFix,
+    bytes: &[u8],
+    after: &StateView,
+) -> Result<(), WriteError> {
     use crate::durable::Seal;
-    use crate::recover::TailFix;
-    let seal = match plan.tail {
+    let seal = match tail {
         TailFix::None => Seal::Clean,
-        TailFix::Cut { offset, .. } => Seal::Truncate(offset),
+        TailFix::Cut { offset, .. } => Seal::Truncate(*offset),
         TailFix::Terminate { .. } => Seal::Newline,
     };
-    durable::append(path, seal, &plan.append)?;
+    durable::append(path, seal, bytes)?;
     let (reread, _) = durable::open_target(path)?;
-    crate::plan::check_replay(BufReader::new(reread), &plan.after).map_err(|detail| {
-        WriteError::Verify {
-            path: path.to_path_buf(),
-            detail,
-        }
+    crate::plan::check_replay(BufReader::new(reread), after).map_err(|detail| WriteError::Verify {
+        path: path.to_path_buf(),
+        detail,
     })
 }

@@ -770,7 +770,11 @@ impl StateHasher {
                 format!(
                     "\t{}\t{}\t{}\t{}\t",
                     a.worker,
-                    crate::json::float_repr(a.time),
+                    // Python compares times as numbers: -0.0 == 0.0. The
+                    // digest must too, or a journal whose `"time":"-0"`
+                    // upstream's compaction writes back as -0.0 (read
+                    // again as 0.0) would not match its own plan.
+                    crate::json::float_repr(a.time + 0.0),
                     a.attempts,
                     a.clock.as_str()
                 )

@@ -12,7 +12,7 @@ pub use diff::diff;
 pub use inspect::{directory, journal, snapshot};
 pub use table::{Table, printable};
 pub use verify::{catalog, explain, verify};
-pub use write::{compact, migrate, recover};
+pub use write::{compact, discard, forecast, migrate, repair};
 
 use std::io::{self, Write};
 
@@ -169,7 +169,12 @@ pub fn age(seconds: f64) -> String {
     }
 }
 
-/// A byte count with thousands separators.
+/// `n` (with thousands separators) and the noun, singular or plural.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", count(n), if n == 1 { one } else { many })
+}
+
+/// A count with thousands separators (`1,000,000`).
 pub fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();

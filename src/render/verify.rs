@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{Styles, count, table};
+use super::{Styles, count, plural, table};
 use crate::verify::{CodeInfo, Finding, Severity, Verdict, VerifyReport, lookup};
 
 fn severity(s: &Styles, sev: Severity) -> String {
@@ -30,7 +30,7 @@ fn place(f: &Finding) -> String {
 
 /// Writes the verify report: findings grouped by file and code, counts,
 /// the first examples, and one verdict line.
-pub fn verify(out: &mut dyn Write, r: &VerifyReport, strict: bool, s: &Styles) -> io::Result<()> {
+pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<()> {
     let mut files: Vec<&str> = Vec::new();
     for f in &r.findings {
         if !files.contains(&f.file.as_str()) {
@@ -92,6 +92,9 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, strict: bool, s: &Styles) -
                     s.dim(&format!("… and {} more", count(total - shown)))
                 )?;
             }
+            if let Some(fix) = examples.iter().find_map(|f| f.fix.as_deref()) {
+                writeln!(out, "      fix: {fix}")?;
+            }
         }
     }
     for e in &r.errors {
@@ -109,30 +112,47 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, strict: bool, s: &Styles) -
         r.checked.join(" "),
         r.not_checkable.join(" and ")
     )?;
-    let n = |sev: Severity| count(r.severities.get(&sev).copied().unwrap_or(0));
+    let n = |sev: Severity| r.severities.get(&sev).copied().unwrap_or(0);
     let totals = format!(
-        "{} errors, {} warnings, {} info",
-        n(Severity::Error),
-        n(Severity::Warning),
-        n(Severity::Info)
+        "{}, {}, {} info",
+        plural(n(Severity::Error), "error", "errors"),
+        plural(n(Severity::Warning), "warning", "warnings"),
+        count(n(Severity::Info))
     );
-    let line = if !r.errors.is_empty() {
-        s.error("verdict: could not check every path")
-    } else {
-        match r.verdict {
-            Verdict::Ok => s.ok(&format!("verdict: ok, safe to resume ({totals})")),
-            Verdict::Warnings if strict => s.error(&format!(
-                "verdict: warnings, refused by --strict ({totals})"
-            )),
-            Verdict::Warnings => s.warn(&format!(
-                "verdict: warnings, safe to resume after review ({totals})"
-            )),
-            Verdict::Errors => s.error(&format!(
-                "verdict: errors, resuming loses recovery state ({totals})"
-            )),
-        }
+    let busy: Vec<String> = r
+        .targets
+        .iter()
+        .filter(|t| !t.master_pids.is_empty())
+        .map(|t| {
+            let pids: Vec<String> = t.master_pids.iter().map(|p| p.to_string()).collect();
+            format!("{} (pid {})", t.path, pids.join(", "))
+        })
+        .collect();
+    let line = match r.verdict {
+        Verdict::Go => s.ok(&format!("verdict: go, safe to resume ({totals})")),
+        Verdict::NoGo if r.severities.contains_key(&Severity::Error) => s.error(&format!(
+            "verdict: no-go, resuming now loses work or state ({totals})"
+        )),
+        Verdict::NoGo => s.error(&format!(
+            "verdict: no-go, warnings refused by --strict ({totals})"
+        )),
+        Verdict::Incomplete => s.error(&format!(
+            "verdict: incomplete, a path could not be checked ({totals})"
+        )),
+        Verdict::Busy => s.error(&format!(
+            "verdict: busy, a master is running in {}; do not resume another ({totals})",
+            busy.join(", ")
+        )),
     };
-    writeln!(out, "{line}")
+    writeln!(out, "{line}")?;
+    if !r.next.is_empty() {
+        writeln!(out, "next:")?;
+        for command in &r.next {
+            writeln!(out, "  {command}")?;
+        }
+        writeln!(out, "then run verify again")?;
+    }
+    Ok(())
 }
 
 /// Writes the catalog as a table.

@@ -2,12 +2,13 @@
 
 use std::io::{self, Write};
 
-use super::{Styles, age, count, printable, table};
+use super::{Styles, age, count, plural, printable, table};
 use crate::compact::Measured;
 use crate::journal::Clock;
 use crate::migrate::{Migration, SnapshotPlan};
 use crate::plan::{Mode, Outcome, Reclaim, Report, StateView};
-use crate::recover::{Plan, TailFix};
+use crate::recover::{Discard, ForecastReport, ResumeOutcome};
+use crate::repair::{self, Hidden, SalvageAction, TailFix};
 
 fn header<P: serde::Serialize>(
     out: &mut dyn Write,
@@ -18,6 +19,7 @@ fn header<P: serde::Serialize>(
 ) -> io::Result<()> {
     let how = match mode {
         Mode::DryRun => s.warn("dry run: nothing is written; --apply changes the file in place"),
+        Mode::Check => s.warn("check: nothing is written"),
         Mode::Apply => "in place".to_string(),
         Mode::Output => "to a new file".to_string(),
     };
@@ -76,53 +78,52 @@ fn reclaim_table(out: &mut dyn Write, reclaims: &[Reclaim], s: &Styles) -> io::R
         return Ok(());
     }
     let mut t = table(
-        &[
-            "id",
-            "worker",
-            "clock",
-            "age",
-            "attempts",
-            "line",
-            "path",
-            "on resume",
-        ],
+        &["id", "worker", "clock", "age", "attempts", "line", "path"],
         s,
     );
     for r in reclaims {
-        let resume = match r.dropped_on_resume {
-            Some(true) => s.warn("dropped: no such file, no continuation"),
-            Some(false) => "re-dispatched".to_string(),
-            None => "-".to_string(),
-        };
-        t.add_row(vec![
-            r.id.to_hex()[..12].to_string(),
-            r.worker.to_string(),
-            match r.clock {
-                Clock::Unix => "unix".to_string(),
-                Clock::Legacy => s.warn("legacy"),
-            },
-            r.age_seconds.map(age).unwrap_or_else(|| "unknown".into()),
-            r.attempts.to_string(),
-            r.line.to_string(),
-            r.path
-                .as_deref()
-                .map_or("-".into(), |p| printable(p).into_owned()),
-            resume,
-        ]);
+        t.add_row(lease_cells(r, s));
     }
     writeln!(out, "{t}")
 }
 
-fn recover_body(out: &mut dyn Write, p: &Plan, s: &Styles) -> io::Result<()> {
-    let tail = match p.tail {
+fn lease_cells(r: &Reclaim, s: &Styles) -> Vec<String> {
+    vec![
+        r.id.to_hex()[..12].to_string(),
+        r.worker.to_string(),
+        match r.clock {
+            Clock::Unix => "unix".to_string(),
+            Clock::Legacy => s.warn("legacy"),
+        },
+        r.age_seconds.map(age).unwrap_or_else(|| "unknown".into()),
+        r.attempts.to_string(),
+        r.line.to_string(),
+        r.path
+            .as_deref()
+            .map_or("-".into(), |p| printable(p).into_owned()),
+    ]
+}
+
+fn tail_line(
+    out: &mut dyn Write,
+    tail: &TailFix,
+    keeps_backup: bool,
+    s: &Styles,
+) -> io::Result<()> {
+    let kept = if keeps_backup {
+        "the backup keeps them"
+    } else {
+        "--no-backup: they are not kept"
+    };
+    let text = match *tail {
         TailFix::None => "clean".to_string(),
         TailFix::Cut {
             offset,
             bytes,
             zero_bytes,
         } => s.warn(&format!(
-            "cut {} torn bytes at offset {offset}{} (kept in the backup)",
-            count(bytes),
+            "cut {} at offset {offset}{} ({kept})",
+            plural(bytes, "torn byte", "torn bytes"),
             if zero_bytes > 0 {
                 format!(", {} of them NUL", count(zero_bytes))
             } else {
@@ -131,50 +132,194 @@ fn recover_body(out: &mut dyn Write, p: &Plan, s: &Styles) -> io::Result<()> {
         )),
         TailFix::Terminate { offset } => format!("add the missing newline at offset {offset}"),
     };
-    writeln!(out, "  tail        {tail}")?;
+    writeln!(out, "  tail        {text}")
+}
+
+fn repair_body(
+    out: &mut dyn Write,
+    p: &repair::Plan,
+    keeps_backup: bool,
+    s: &Styles,
+) -> io::Result<()> {
+    tail_line(out, &p.tail, keeps_backup, s)?;
     for g in &p.salvaged {
+        let hidden = match g.hidden {
+            Hidden::Glued => format!("glued onto a torn fragment of {} bytes", g.fragment_bytes),
+            Hidden::Bom => "behind a byte order mark".to_string(),
+        };
+        let action = match g.action {
+            SalvageAction::Restored => "put back on a line of its own".to_string(),
+            SalvageAction::LeftOut => {
+                s.warn("left out: it would take an active lease away from resume")
+            }
+        };
         writeln!(
             out,
-            "  salvage     line {}: {} {} split out of a torn fragment of {} bytes",
+            "  salvage     line {}: {} {} {hidden}: {action}",
             g.line,
             g.op,
             &g.id.to_hex()[..12],
-            g.fragment_bytes
         )?;
     }
-    writeln!(
-        out,
-        "  reclaim     {} leases{}",
-        count(p.reclaims.len() as u64),
-        if p.reclaims.is_empty() {
-            ""
-        } else {
-            ", in this order:"
-        }
-    )?;
-    reclaim_table(out, &p.reclaims, s)?;
-    if p.append_bytes > 0 {
+    for id in &p.brought_back {
         writeln!(
             out,
-            "  {}      {} records, {} bytes{}",
-            if p.rewrite { "write " } else { "append" },
-            count(p.reclaims.len() as u64),
-            count(p.append_bytes as u64),
-            if p.rewrite {
-                " appended to the rewritten file"
-            } else {
-                ""
-            }
+            "  brings back {}: active again, resume requeues its work",
+            &id.to_hex()[..12]
         )?;
     }
+    for id in &p.completed_by_salvage {
+        writeln!(
+            out,
+            "  completes   {}: a salvaged done says its work was finished; resume does not requeue it",
+            &id.to_hex()[..12]
+        )?;
+    }
+    writeln!(out, "  reclaims    none (repair never reclaims a lease)")?;
     states(out, &p.before, &p.after)
 }
 
-/// Writes a recover report.
-pub fn recover(out: &mut dyn Write, r: &Report<Plan>, s: &Styles) -> io::Result<()> {
+/// Writes a repair report.
+pub fn repair(out: &mut dyn Write, r: &Report<repair::Plan>, s: &Styles) -> io::Result<()> {
     for o in &r.files {
-        header(out, "recover", r.mode, o, s)?;
-        recover_body(out, &o.plan, s)?;
+        header(out, "repair", r.mode, o, s)?;
+        repair_body(out, &o.plan, o.keeps_backup, s)?;
+        footer(out, o, s)?;
+    }
+    Ok(())
+}
+
+/// Writes a recover forecast.
+pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Result<()> {
+    for f in &r.files {
+        let p = &f.forecast;
+        writeln!(
+            out,
+            "{} {}  (forecast of the master's resume; nothing is written)",
+            s.bold("recover"),
+            f.path
+        )?;
+        writeln!(
+            out,
+            "  state       {} active, {} completed",
+            count(p.before.active as u64),
+            count(p.before.completed as u64)
+        )?;
+        writeln!(
+            out,
+            "  resume      reclaims {}, requeues {}{}, drops {}{}",
+            plural(p.reclaims.len() as u64, "lease", "leases"),
+            count(p.requeued as u64),
+            if p.requeued_if_continuation_valid > 0 {
+                format!(
+                    " (and {} if the master accepts its continuation)",
+                    count(p.requeued_if_continuation_valid as u64)
+                )
+            } else {
+                String::new()
+            },
+            count(p.dropped as u64),
+            if p.duplicates > 0 {
+                format!(", queues {} twice", count(p.duplicates as u64))
+            } else {
+                String::new()
+            }
+        )?;
+        if !p.reclaims.is_empty() {
+            let mut t = table(
+                &[
+                    "id",
+                    "worker",
+                    "clock",
+                    "age",
+                    "attempts",
+                    "line",
+                    "path",
+                    "on resume",
+                ],
+                s,
+            );
+            for q in &p.reclaims {
+                let mut cells = lease_cells(&q.lease, s);
+                let mut fate = match &q.outcome {
+                    ResumeOutcome::Requeued => match &q.item {
+                        Some(item) => format!("requeued ({} fields)", item.fields),
+                        None => "requeued".into(),
+                    },
+                    ResumeOutcome::RequeuedIfContinuationValid => {
+                        s.warn("requeued if its continuation is valid")
+                    }
+                    ResumeOutcome::Dropped { reason } => s.error(&format!("dropped: {reason}")),
+                };
+                if !q.not_restored.is_empty() {
+                    fate.push_str(&format!("; loses {}", q.not_restored.join(", ")));
+                }
+                if let Some((file, id)) = &q.duplicate_of {
+                    let name = std::path::Path::new(file)
+                        .file_name()
+                        .map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+                    fate.push_str(&s.warn(&format!(
+                        "; queued twice (also {} in {name})",
+                        &id.to_hex()[..12]
+                    )));
+                }
+                cells.push(fate);
+                t.add_row(cells);
+            }
+            writeln!(out, "{t}")?;
+        }
+        let first = &p.first_append;
+        let what = match first.id {
+            Some(id) => format!("the reclaim of {}", &id.to_hex()[..12]),
+            None => "the first dispatch's lease".to_string(),
+        };
+        if first.glues {
+            writeln!(
+                out,
+                "  first       {}",
+                s.error(&format!(
+                    "{what} glues onto the unterminated last line and is lost on the next load: run leasejournal repair --apply first"
+                ))
+            )?;
+        } else {
+            writeln!(out, "  first       {what}, on a line of its own")?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes a `recover --discard` report.
+pub fn discard(out: &mut dyn Write, r: &Report<Discard>, s: &Styles) -> io::Result<()> {
+    for o in &r.files {
+        header(out, "recover --discard", r.mode, o, s)?;
+        let p = &o.plan;
+        tail_line(out, &p.tail, o.keeps_backup, s)?;
+        writeln!(
+            out,
+            "  discard     {}{}",
+            s.warn(&plural(p.reclaims.len() as u64, "lease", "leases")),
+            if p.reclaims.is_empty() {
+                ""
+            } else {
+                ", in this order (their work is dropped):"
+            }
+        )?;
+        reclaim_table(out, &p.reclaims, s)?;
+        if let Some(export) = &p.export {
+            writeln!(
+                out,
+                "  export      {export} (each discarded lease; append its lines to the journal before resuming to bring the work back)"
+            )?;
+        }
+        if p.append_bytes > 0 {
+            writeln!(
+                out,
+                "  append      {}, {}",
+                plural(p.reclaims.len() as u64, "reclaim record", "reclaim records"),
+                plural(p.append_bytes as u64, "byte", "bytes")
+            )?;
+        }
+        states(out, &p.before, &p.after)?;
         footer(out, o, s)?;
     }
     Ok(())
@@ -254,23 +399,40 @@ fn snapshot_body(out: &mut dyn Write, p: &SnapshotPlan) -> io::Result<()> {
     Ok(())
 }
 
+fn legacy_body(out: &mut dyn Write, legacy: &[Reclaim], s: &Styles) -> io::Result<()> {
+    writeln!(
+        out,
+        "  legacy      {}{}",
+        plural(legacy.len() as u64, "active lease", "active leases"),
+        if legacy.is_empty() {
+            ""
+        } else {
+            " off the unix clock: resume reclaims and requeues them itself (L5); nothing is reclaimed here"
+        }
+    )?;
+    reclaim_table(out, legacy, s)
+}
+
 /// Writes a migrate report.
 pub fn migrate(out: &mut dyn Write, r: &Report<Migration>, s: &Styles) -> io::Result<()> {
     for o in &r.files {
         header(out, "migrate", r.mode, o, s)?;
         match &o.plan {
-            Migration::Reclaim(p) => recover_body(out, p, s)?,
+            Migration::Journal { legacy_leases } => legacy_body(out, legacy_leases, s)?,
             Migration::Rewrite {
-                reclaimed,
+                legacy_leases,
+                clockless_records,
                 compaction,
             } => {
+                legacy_body(out, legacy_leases, s)?;
                 writeln!(
                     out,
-                    "  reclaim     {} legacy leases",
-                    count(reclaimed.len() as u64)
+                    "  clock-less  {}",
+                    plural(*clockless_records, "record", "records")
                 )?;
-                reclaim_table(out, reclaimed, s)?;
-                compact_body(out, compaction, s)?;
+                if *clockless_records > 0 {
+                    compact_body(out, compaction, s)?;
+                }
             }
             Migration::Snapshot(p) => snapshot_body(out, p)?,
         }

@@ -273,10 +273,23 @@ pub struct Snapshot {
 }
 
 /// Reads snapshot bytes the way upstream's resume does.
+///
+/// The master opens `.state_tasks.json` with `encoding="utf-8"` and no
+/// `errors=`: a single invalid byte raises `UnicodeDecodeError` (a
+/// `ValueError`), restore is skipped and the coordinator starts empty. So
+/// such a file does not parse here either (the journals, read with
+/// `errors="ignore"`, are another matter).
 pub fn read(bytes: &[u8]) -> Snapshot {
-    let (text, invalid_utf8) = json::strip_invalid_utf8(bytes);
-    let text = std::str::from_utf8(&text).unwrap_or_default();
-    let parsed = match json::parse(text, Mode::Snapshot) {
+    let (_, invalid_utf8) = json::strip_invalid_utf8(bytes);
+    let parsed = std::str::from_utf8(bytes)
+        .map_err(|e| json::ParseError {
+            kind: json::ParseErrorKind::Syntax(
+                "invalid UTF-8 (upstream decodes the snapshot strictly and starts empty)",
+            ),
+            offset: e.valid_up_to(),
+        })
+        .and_then(|text| json::parse(text, Mode::Snapshot));
+    let parsed = match parsed {
         Ok(p) => p,
         Err(e) => {
             return Snapshot {
@@ -598,6 +611,23 @@ mod tests {
     fn restored(text: &str) -> (Restored, RestoreChanges) {
         let snap = read(text.as_bytes());
         (snap.restored.unwrap(), snap.changes)
+    }
+
+    #[test]
+    fn an_invalid_utf8_byte_anywhere_makes_upstream_start_empty() {
+        let good = format!(
+            "{{\"clock\":\"unix\",\"leases\":[],\"shard_count\":1,\"stats\":[{{\"task_id\":\"{T1}\"}}],\"steal_window\":64,\"worker_count\":1}}"
+        );
+        assert!(read(good.as_bytes()).restored.is_some());
+        // 0xC1 inside a key: strict decoding fails before json.load.
+        let bad = good.replacen("\"shard_count\"", "\"shard_c\u{1}ount\"", 1);
+        let bad: Vec<u8> = bad.bytes().map(|b| if b == 1 { 0xc1 } else { b }).collect();
+        let snap = read(&bad);
+        assert!(snap.restored.is_none());
+        assert_eq!(snap.invalid_utf8, 1);
+        let err = snap.parse.unwrap_err();
+        assert_eq!(err.offset, good.find("shard_count").unwrap() + 7);
+        assert!(err.to_string().starts_with("invalid UTF-8"), "{err}");
     }
 
     #[test]

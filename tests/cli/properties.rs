@@ -9,7 +9,27 @@ use leasejournal::journal::{self, Clock, Replay, WorkId};
 use leasejournal::json::PyInt;
 use leasejournal::plan::StateView;
 use leasejournal::recover::{self, Selection};
+use leasejournal::repair::{self, SalvageAction, TailFix};
 use proptest::prelude::*;
+
+/// The bytes a sealed append produces: the tail cut or terminated, then
+/// `append`.
+fn sealed_then_appended(data: &[u8], tail: &TailFix, append: &[u8]) -> Vec<u8> {
+    let mut out = match *tail {
+        TailFix::Cut { offset, .. } => data[..offset as usize].to_vec(),
+        TailFix::Terminate { .. } => [data, b"\n"].concat(),
+        TailFix::None => data.to_vec(),
+    };
+    out.extend_from_slice(append);
+    out
+}
+
+/// The repaired bytes of `data`.
+fn repaired(data: &[u8], plan: &repair::Plan) -> Vec<u8> {
+    let mut out = Vec::new();
+    repair::write_result(data, plan, &mut out).unwrap();
+    out
+}
 
 #[derive(Clone, Debug)]
 enum Spec {
@@ -149,12 +169,12 @@ proptest! {
     }
 
     #[test]
-    fn recover_then_replay_is_replay_minus_the_reclaimed(data in journal_strategy(), ttl in prop_oneof![Just(0.0), 0.0f64..6000.0], limit in 0usize..4) {
+    fn discard_then_replay_is_replay_minus_the_reclaimed(data in journal_strategy(), ttl in prop_oneof![Just(0.0), 0.0f64..6000.0], limit in 0usize..4) {
         let before = replay(&data);
-        let (scan, salvager) = recover::scan(&data[..], false).unwrap();
-        let plan = recover::plan(scan, salvager, Selection::Expired { ttl }, 1_754_555_000.0, limit);
-        let mut out = Vec::new();
-        recover::write_result(&data[..], &plan, &mut out).unwrap();
+        let mut scan = journal::scan(&data[..], &mut ()).unwrap();
+        let selection = Selection { ttl: Some(ttl), ..Selection::default() };
+        let plan = recover::discard(&mut scan.replay, &scan.summary.tail, &selection, 1_754_555_000.0, limit);
+        let out = sealed_then_appended(&data, &plan.tail, &plan.append);
         let after = replay(&out);
         let reclaimed: BTreeSet<WorkId> = plan.reclaims.iter().map(|r| r.id).collect();
         let expected: BTreeSet<WorkId> = before.active.keys().copied().filter(|i| !reclaimed.contains(i)).collect();
@@ -162,44 +182,53 @@ proptest! {
         prop_assert_eq!(after.completed_sorted(), before.completed_sorted());
         prop_assert_eq!(StateView::of(&after), plan.after);
         if limit > 0 { prop_assert!(plan.reclaims.len() <= limit); }
+        // The export replays to exactly the discarded leases.
+        let exported = replay(&plan.export_lines);
+        prop_assert_eq!(exported.active.keys().copied().collect::<BTreeSet<_>>(), reclaimed);
     }
 
     #[test]
-    fn migrating_twice_equals_migrating_once(data in journal_strategy()) {
-        let migrate = |input: &[u8]| {
-            let (scan, _) = recover::scan(input, false).unwrap();
-            let plan = recover::plan(scan, None, Selection::Legacy, 1_754_555_000.0, 0);
-            let mut out = Vec::new();
-            recover::write_result(input, &plan, &mut out).unwrap();
-            (plan.reclaims.len(), out)
-        };
-        let (_, once) = migrate(&data);
-        let (second, twice) = migrate(&once);
-        prop_assert_eq!(second, 0);
-        prop_assert_eq!(twice, once.clone());
-        prop_assert!(replay(&once).active.values().all(|a| a.clock == Clock::Unix));
+    fn repair_never_takes_an_active_lease_away(data in journal_strategy()) {
+        let before = replay(&data);
+        let (scan, salvager) = repair::scan(&data[..]).unwrap();
+        let plan = repair::plan(&scan, salvager).unwrap();
+        let out = repaired(&data, &plan);
+        let after = journal::scan(&out[..], &mut ()).unwrap();
+        prop_assert_eq!(StateView::of(&after.replay), plan.after.clone());
+        // Active after = active before + brought back - completed by a
+        // salvaged done; nothing else.
+        let mut expected: BTreeSet<WorkId> = before.active.keys().copied().collect();
+        expected.extend(plan.brought_back.iter().copied());
+        for id in &plan.completed_by_salvage {
+            expected.remove(id);
+            prop_assert!(after.replay.completed.contains(id));
+        }
+        prop_assert_eq!(after.replay.active.keys().copied().collect::<BTreeSet<_>>(), expected);
+        prop_assert!(matches!(after.summary.tail.state, journal::TailState::Clean | journal::TailState::Empty));
+        // A second repair has nothing to do.
+        let (scan, salvager) = repair::scan(&out[..]).unwrap();
+        prop_assert!(repair::plan(&scan, salvager).unwrap().is_noop());
     }
 
     #[test]
     fn sealing_a_torn_tail_never_changes_the_replay_state(specs in proptest::collection::vec(spec(), 0..40), k in 1u8..200) {
         let data = build(&specs, Some(k));
-        let (scan, _) = recover::scan(&data[..], false).unwrap();
-        // Nothing expires at this time and TTL: only the tail is sealed.
-        let plan = recover::plan(scan, None, Selection::Expired { ttl: 1e12 }, 1_754_555_000.0, 0);
-        prop_assert!(plan.reclaims.iter().all(|r| r.clock != Clock::Unix));
-        let mut out = Vec::new();
-        recover::write_result(&data[..], &plan, &mut out).unwrap();
+        let (scan, salvager) = repair::scan(&data[..]).unwrap();
+        let plan = repair::plan(&scan, salvager).unwrap();
+        let out = repaired(&data, &plan);
         let after = journal::scan(&out[..], &mut ()).unwrap();
         prop_assert_eq!(after.summary.tail.state == journal::TailState::Torn, false);
-        prop_assert_eq!(StateView::of(&after.replay), plan.after);
+        prop_assert_eq!(StateView::of(&after.replay), plan.after.clone());
+        if plan.salvaged.is_empty() {
+            prop_assert_eq!(plan.after, plan.before);
+        }
     }
 
     #[test]
-    fn splitting_glued_records_only_adds_the_glued_records(data in journal_strategy()) {
-        let (scan, salvager) = recover::scan(&data[..], true).unwrap();
-        let plan = recover::plan(scan, salvager, Selection::Expired { ttl: 1e12 }, 1_754_555_000.0, 0);
-        let mut out = Vec::new();
-        recover::write_result(&data[..], &plan, &mut out).unwrap();
+    fn splitting_glued_records_only_adds_the_restored_records(data in journal_strategy()) {
+        let (scan, salvager) = repair::scan(&data[..]).unwrap();
+        let plan = repair::plan(&scan, salvager).unwrap();
+        let out = repaired(&data, &plan);
         let records = |bytes: &[u8]| -> Vec<String> {
             let mut v = Vec::new();
             let mut lines = journal::LineReader::new(bytes);
@@ -212,7 +241,7 @@ proptest! {
             v
         };
         let mut expected = records(&data);
-        for s in &plan.salvaged {
+        for s in plan.salvaged.iter().filter(|s| s.action == SalvageAction::Restored) {
             let mut lines = journal::LineReader::new(&data[..]);
             while let Some(line) = lines.next_line().unwrap() {
                 if line.offset == s.offset
@@ -222,11 +251,26 @@ proptest! {
                 }
             }
         }
-        // Legacy leases expire whatever the TTL: their reclaims are added too.
-        expected.extend(plan.reclaims.iter().map(|r| format!("{} Reclaim", r.id)));
         expected.sort();
         prop_assert_eq!(records(&out), expected);
         prop_assert_eq!(StateView::of(&replay(&out)), plan.after);
+    }
+
+    #[test]
+    fn the_forecast_reclaims_every_active_lease_in_upstreams_order(data in journal_strategy()) {
+        let scan = journal::scan(&data[..], &mut ()).unwrap();
+        let f = recover::forecast(&scan.replay, &scan.summary.tail, 1_754_555_000.0, |_| false);
+        let ids: BTreeSet<WorkId> = f.reclaims.iter().map(|r| r.lease.id).collect();
+        prop_assert_eq!(ids, scan.replay.active.keys().copied().collect::<BTreeSet<_>>());
+        let keys: Vec<(PyInt, f64, WorkId)> = f.reclaims.iter().map(|r| (r.lease.attempts.clone(), r.lease.time, r.lease.id)).collect();
+        let in_order = keys.windows(2).all(|w| {
+            w[0].0.cmp(&w[1].0)
+                .then(w[0].1.partial_cmp(&w[1].1).unwrap())
+                .then(w[0].2.cmp(&w[1].2))
+                != std::cmp::Ordering::Greater
+        });
+        prop_assert!(in_order);
+        prop_assert_eq!(f.first_append.glues, matches!(scan.summary.tail.state, journal::TailState::Torn | journal::TailState::Unterminated));
     }
 
     #[test]

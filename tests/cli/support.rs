@@ -36,7 +36,7 @@ pub fn json_ok(cmd: &mut Command) -> serde_json::Value {
 }
 
 /// Like [`json_ok`] for the writing commands, whose stderr may only carry
-/// their "backed up … to …" notes.
+/// their "backed up … to …" and "exported … to …" notes.
 pub fn json_written(cmd: &mut Command) -> serde_json::Value {
     let out = cmd.output().expect("run leasejournal");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -44,7 +44,8 @@ pub fn json_written(cmd: &mut Command) -> serde_json::Value {
     assert!(
         stderr
             .lines()
-            .all(|l| l.starts_with("leasejournal: backed up ")),
+            .all(|l| l.starts_with("leasejournal: backed up ")
+                || l.starts_with("leasejournal: exported ")),
         "stderr: {stderr}"
     );
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")

@@ -6,7 +6,6 @@ use std::fs;
 use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 
-use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
 
@@ -45,14 +44,21 @@ const CASES: &[Case] = &[
         "torn-tail/journal.jsonl",
         &[],
         Some(2),
-        "warning",
+        "error",
     ),
     (
         "zero-filled-tail",
         "zero-filled-tail/journal.jsonl",
         &[],
         Some(2),
-        "warning",
+        "error",
+    ),
+    (
+        "unterminated-tail",
+        "unterminated-tail/journal.jsonl",
+        &[],
+        Some(2),
+        "error",
     ),
     (
         "glued-record",
@@ -66,7 +72,7 @@ const CASES: &[Case] = &[
         "corrupt-line/journal.jsonl",
         &[],
         Some(2),
-        "error",
+        "warning",
     ),
     (
         "invalid-utf8",
@@ -81,14 +87,14 @@ const CASES: &[Case] = &[
         "duplicate-member/journal.jsonl",
         &[],
         Some(2),
-        "error",
+        "warning",
     ),
     (
         "non-finite-number",
         "non-finite-number/journal.jsonl",
         &[],
         Some(2),
-        "error",
+        "warning",
     ),
     (
         "not-an-object",
@@ -104,20 +110,20 @@ const CASES: &[Case] = &[
         Some(2),
         "info",
     ),
-    ("bad-id", "bad-id/journal.jsonl", &[], Some(2), "error"),
+    ("bad-id", "bad-id/journal.jsonl", &[], Some(2), "warning"),
     (
         "payload-id-mismatch",
         "payload-id-mismatch/journal.jsonl",
         &[],
         Some(1),
-        "error",
+        "warning",
     ),
     (
         "rejected-field",
         "rejected-field/journal.jsonl",
         &[],
         Some(2),
-        "error",
+        "warning",
     ),
     (
         "lenient-field",
@@ -152,7 +158,7 @@ const CASES: &[Case] = &[
         "double-lease/journal.jsonl",
         &[],
         Some(2),
-        "error",
+        "warning",
     ),
     (
         "lease-after-done",
@@ -180,14 +186,14 @@ const CASES: &[Case] = &[
         "legacy-clock-lease/journal.jsonl",
         &[],
         Some(1),
-        "warning",
+        "info",
     ),
     (
         "future-lease",
         "future-lease/journal.jsonl",
         &[],
         Some(1),
-        "error",
+        "warning",
     ),
     (
         "clock-regression",
@@ -260,6 +266,18 @@ fn expected_exit(severity: &str) -> i32 {
     if severity == "error" { 1 } else { 0 }
 }
 
+/// The remedy verify names for a code's fixture, as a command line.
+fn remedy(code: &str, path: &std::path::Path) -> Option<String> {
+    let shown = path.display().to_string();
+    match code {
+        "torn-tail" | "zero-filled-tail" | "unterminated-tail" | "glued-record" | "bom" => {
+            Some(format!("leasejournal repair --apply {shown}"))
+        }
+        "snapshot-legacy-clock" => Some(format!("leasejournal migrate --apply {shown}")),
+        _ => None,
+    }
+}
+
 #[test]
 fn every_code_has_a_fixture_that_triggers_it_alone() {
     for (code, rel, extra, line, severity) in CASES {
@@ -268,7 +286,8 @@ fn every_code_has_a_fixture_that_triggers_it_alone() {
         } else {
             extra.to_vec()
         };
-        let (exit, report) = verify_json(&args, &[fixture("verify").join(rel)]);
+        let path = fixture("verify").join(rel);
+        let (exit, report) = verify_json(&args, std::slice::from_ref(&path));
         let counts = report["counts"].as_object().unwrap();
         assert_eq!(counts.len(), 1, "{code}: only {code} fires, got {counts:?}");
         assert_eq!(counts[*code], 1, "{code}");
@@ -279,18 +298,79 @@ fn every_code_has_a_fixture_that_triggers_it_alone() {
         assert!(finding["file"].as_str().unwrap().contains(code));
         assert!(!finding["message"].as_str().unwrap().is_empty());
         assert_eq!(exit, expected_exit(severity), "{code}: exit status");
-        let verdict = match *severity {
-            "error" => "errors",
-            "warning" => "warnings",
-            _ => "ok",
-        };
+        assert_eq!(report["exit_code"], exit, "{code}");
+        assert_eq!(report["schema_version"], 2);
+        let verdict = if *severity == "error" { "no-go" } else { "go" };
         assert_eq!(report["verdict"], verdict, "{code}");
+        let fix = remedy(code, &path);
+        assert_eq!(finding["fix"].as_str(), fix.as_deref(), "{code}: fix");
+        let next: Vec<&str> = report["next"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            next,
+            fix.as_deref().into_iter().collect::<Vec<_>>(),
+            "{code}"
+        );
         if *severity == "warning" {
-            let (strict, _) = verify_json(
+            let (strict, report) = verify_json(
                 &["--strict", "--ttl", LONG_TTL],
-                &[fixture("verify").join(rel)],
+                std::slice::from_ref(&path),
             );
             assert_eq!(strict, 1, "{code}: --strict fails on warnings");
+            assert_eq!(report["verdict"], "no-go");
+        }
+    }
+}
+
+/// Runs a remedy as verify prints it (`leasejournal ARGS… PATH`).
+fn run_remedy(command: &str) {
+    let words: Vec<&str> = command.split(' ').collect();
+    assert_eq!(words[0], "leasejournal", "{command}");
+    let out = lj().args(&words[1..]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{command}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The active leases of a journal as `inspect --format json` lists them.
+fn active_ids(path: &std::path::Path) -> std::collections::BTreeSet<String> {
+    let report = json_ok(lj().args(["inspect", "--format=json"]).arg(path));
+    report["active"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_fixable_code_is_fixed_by_its_remedy_without_losing_a_lease() {
+    for (code, rel, ..) in CASES {
+        let src = fixture("verify").join(rel);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(src.file_name().unwrap());
+        let Some(fix) = remedy(code, &path) else {
+            continue;
+        };
+        fs::copy(&src, &path).unwrap();
+        let is_journal = rel.ends_with(".jsonl");
+        let before = is_journal.then(|| active_ids(&path));
+        run_remedy(&fix);
+        let (exit, report) = verify_json(&["--ttl", LONG_TTL], std::slice::from_ref(&path));
+        assert_eq!(exit, 0, "{code}: {report}");
+        assert_eq!(report["verdict"], "go");
+        assert!(report["counts"].get(*code).is_none(), "{code}: {report}");
+        assert_eq!(report["next"], serde_json::json!([]));
+        if let Some(before) = before {
+            let after = active_ids(&path);
+            assert!(after.is_superset(&before), "{code}: a lease was lost");
         }
     }
 }
@@ -365,20 +445,60 @@ fn a_held_lock_is_a_live_master() {
         unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
         0
     );
+    let pid = std::process::id() as i64;
     let (exit, report) = verify_json(&["--ttl", LONG_TTL], &[dir.path().to_path_buf()]);
-    assert_eq!(exit, 0);
+    assert_eq!(exit, 3);
+    assert_eq!(report["verdict"], "busy");
+    assert_eq!(report["exit_code"], 3);
+    assert_eq!(
+        report["targets"][0]["master_pids"],
+        serde_json::json!([pid])
+    );
     assert_eq!(report["counts"].as_object().unwrap().len(), 1);
     assert_eq!(report["findings"][0]["code"], "live-master");
     assert_eq!(report["findings"][0]["severity"], "warning");
-    let (strict, _) = verify_json(
+    // Busy wins over no-go and over a path that could not be checked.
+    let (exit, report) = verify_json(
         &["--strict", "--ttl", LONG_TTL],
-        &[dir.path().to_path_buf()],
+        &[
+            dir.path().to_path_buf(),
+            fixture("verify/torn-tail/journal.jsonl"),
+            PathBuf::from("/nonexistent"),
+        ],
     );
-    assert_eq!(strict, 1);
+    assert_eq!((exit, &report["verdict"]), (3, &Value::from("busy")));
+    // A journal inside the directory is as busy as the directory.
+    let (exit, _) = verify_json(
+        &["--ttl", LONG_TTL],
+        &[dir.path().join(".work_leases.jsonl")],
+    );
+    assert_eq!(exit, 3);
+    // The job script's test: no RESUME while a master runs.
+    lj().args(["verify", "--quiet", "--ttl", LONG_TTL])
+        .arg(dir.path())
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr("");
+    let out = lj()
+        .args(["verify", "--now", NOW, "--ttl", LONG_TTL, "--color=never"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let shown = dir.path().display();
+    assert_eq!(
+        text,
+        format!(
+            "{shown}\n  warning live-master  ×1\n      .master-queue.lock is held by pid {pid}: a master is running\n\
+             checked L1 L2 L4 L5 L6; L3 and L7 cannot be checked from files\n\
+             verdict: busy, a master is running in {shown} (pid {pid}); do not resume another (0 errors, 1 warning, 0 info)\n"
+        )
+    );
 }
 
 #[test]
-fn invalid_utf8_inside_a_string_is_an_error() {
+fn invalid_utf8_inside_a_string_changes_the_value() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("j.jsonl");
     let line = fs::read(fixture("verify/lenient-field/journal.jsonl")).unwrap();
@@ -391,14 +511,22 @@ fn invalid_utf8_inside_a_string_is_an_error() {
         .collect();
     fs::write(&path, broken).unwrap();
     let (exit, report) = verify_json(&["--ttl", LONG_TTL], &[path]);
-    assert_eq!(exit, 1);
+    // The lease was lost when the byte was written; resuming cannot make
+    // that worse.
+    assert_eq!(exit, 0);
     let utf8 = report["findings"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["code"] == "invalid-utf8")
         .unwrap();
-    assert_eq!(utf8["severity"], "error");
+    assert_eq!(utf8["severity"], "warning");
+    assert!(
+        utf8["message"]
+            .as_str()
+            .unwrap()
+            .contains("inside a string")
+    );
     assert_eq!(report["counts"]["payload-id-mismatch"], 1);
 }
 
@@ -406,7 +534,8 @@ fn invalid_utf8_inside_a_string_is_an_error() {
 fn upstream_written_samples_verify_clean() {
     let (exit, report) = verify_json(&[], &[fixture("samples")]);
     assert_eq!(exit, 0);
-    assert_eq!(report["verdict"], "ok");
+    assert_eq!(report["verdict"], "go");
+    assert_eq!(report["next"], serde_json::json!([]));
     // Their real findings: every active lease expires on resume (TTL 0),
     // and the snapshot's state lease is from the previous epoch.
     let counts = report["counts"].as_object().unwrap();
@@ -418,13 +547,65 @@ fn upstream_written_samples_verify_clean() {
         serde_json::json!(["L1", "L2", "L4", "L5", "L6"])
     );
     assert_eq!(report["not_checkable"], serde_json::json!(["L3", "L7"]));
-    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["schema_version"], 2);
     let (_, legacy) = verify_json(&[], &[fixture("samples/legacy_demo.input.jsonl")]);
     assert_eq!(legacy["counts"]["legacy-clock-lease"], 1);
     // After upstream's compaction and recovery nothing legacy is left.
     let (exit, migrated) = verify_json(&[], &[fixture("samples/legacy_demo.jsonl")]);
     assert_eq!(exit, 0);
     assert_eq!(migrated["counts"], serde_json::json!({}));
+}
+
+/// On every fidelity case, running the commands verify names keeps every
+/// lease upstream saw active (active still, or completed by a salvaged
+/// done), and leaves only findings no command fixes.
+#[test]
+fn following_next_on_every_fidelity_case_loses_no_lease() {
+    for case in cases(&['j', 'w']) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        fs::copy(case.join("journal.jsonl"), &path).unwrap();
+        let expected: Value =
+            serde_json::from_slice(&fs::read(case.join("expected.json")).unwrap()).unwrap();
+        let (_, report) = verify_json(&[], std::slice::from_ref(&path));
+        for command in report["next"].as_array().unwrap() {
+            run_remedy(command.as_str().unwrap());
+        }
+        let after = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+        let active: Vec<&str> = after["active"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["id"].as_str().unwrap())
+            .collect();
+        let completed: Vec<&str> = after["completed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        for id in expected["replay"]["leases"].as_object().unwrap().keys() {
+            assert!(
+                active.contains(&id.as_str()) || completed.contains(&id.as_str()),
+                "{}: {id} is no longer active",
+                case.display()
+            );
+        }
+        let (exit, again) = verify_json(&[], std::slice::from_ref(&path));
+        let fixable: Vec<&Value> = again["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| !f["fix"].is_null())
+            .collect();
+        assert!(fixable.is_empty(), "{}: {fixable:?}", case.display());
+        assert_eq!(again["next"], serde_json::json!([]), "{}", case.display());
+        assert!(
+            exit == 0 || again["verdict"] == "no-go",
+            "{}",
+            case.display()
+        );
+    }
 }
 
 /// Every line the replay ignored has exactly one finding saying why.
@@ -518,10 +699,17 @@ fn options_ignore_max_examples_and_quiet() {
         .count();
     assert_eq!(shown, 2);
     assert_eq!(v["counts"]["non-canonical-encoding"], 7);
+    let torn = fixture("verify/torn-tail/journal.jsonl");
     lj().args(["verify", "--quiet"])
-        .arg(&path)
+        .arg(&torn)
         .assert()
         .code(1)
+        .stdout("")
+        .stderr("");
+    lj().args(["verify", "--quiet", "--ignore", "torn-tail"])
+        .arg(&torn)
+        .assert()
+        .code(0)
         .stdout("")
         .stderr("");
     lj().args(["verify", "--ignore", "no-such-code"])
@@ -538,8 +726,9 @@ fn several_paths_worst_exit_and_unreadable_ones() {
     let (exit, report) = verify_json(&[], &[clean.clone(), bad]);
     assert_eq!(exit, 1);
     assert_eq!(report["targets"].as_array().unwrap().len(), 2);
-    assert_eq!(report["targets"][0]["verdict"], "ok");
-    assert_eq!(report["targets"][1]["verdict"], "errors");
+    assert_eq!(report["verdict"], "no-go");
+    assert_eq!(report["targets"][0]["verdict"], "go");
+    assert_eq!(report["targets"][1]["verdict"], "no-go");
     let missing = PathBuf::from("/nonexistent/state");
     let out = lj()
         .args(["verify", "--format=json", "--now", NOW])
@@ -554,31 +743,31 @@ fn several_paths_worst_exit_and_unreadable_ones() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["errors"][0]["path"], "/nonexistent/state");
     assert_eq!(v["targets"].as_array().unwrap().len(), 1);
+    assert_eq!(v["verdict"], "incomplete");
+    assert_eq!(v["exit_code"], 2);
 }
 
 #[test]
-fn human_report_groups_counts_and_ends_with_a_verdict() {
+fn human_report_groups_counts_and_ends_with_the_next_steps() {
+    let path = fixture("verify/glued-record/journal.jsonl");
+    let shown = path.display();
     lj().args(["verify", "--now", NOW, "--ttl", LONG_TTL])
-        .arg(fixture("verify/glued-record/journal.jsonl"))
+        .arg(&path)
         .assert()
         .code(1)
         .stderr("")
-        .stdout(contains("error   glued-record  ×1"))
-        .stdout(contains("line 2, offset 206"))
-        .stdout(contains(
-            "checked L1 L2 L4 L5 L6; L3 and L7 cannot be checked from files",
-        ))
-        .stdout(predicate::function(|s: &str| {
-            s.lines()
-                .last()
-                .is_some_and(|l| l.starts_with("verdict: errors"))
-        }));
+        .stdout(format!(
+            "{shown}\n  error   glued-record  ×1\n      line 2, offset 206, id c0bb847b6e99: a lease record for c0bb847b6e99e8eddc62b9a864febd6a0bcdf65c3284dec15417bcb0a7f93ed7 glued at byte 35 onto a torn fragment: upstream ignores both\n      fix: leasejournal repair --apply {shown}\n\
+             checked L1 L2 L4 L5 L6; L3 and L7 cannot be checked from files\n\
+             verdict: no-go, resuming now loses work or state (1 error, 0 warnings, 0 info)\n\
+             next:\n  leasejournal repair --apply {shown}\nthen run verify again\n"
+        ));
     lj().args(["verify", "--now", NOW])
         .arg(fixture("samples"))
         .assert()
         .success()
         .stdout(contains(
-            "verdict: ok, safe to resume (0 errors, 0 warnings, 4 info)",
+            "verdict: go, safe to resume (0 errors, 0 warnings, 4 info)\n",
         ));
 }
 
@@ -592,7 +781,8 @@ fn a_million_bad_lines_give_a_readable_report() {
         .arg(&path)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    // Corrupt lines lost what they held when they were written: a warning.
+    assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("corrupt-line  ×1,000,000"));
     assert!(text.contains("… and 999,990 more"));
@@ -604,11 +794,14 @@ fn explain_prints_the_catalog_entry() {
     lj().args(["explain", "torn-tail"])
         .assert()
         .success()
-        .stdout(contains("torn-tail (warning, journal)"))
-        .stdout(contains("fix       leasejournal recover --apply"));
+        .stdout(contains("torn-tail (error, journal)"))
+        .stdout(contains("fix       leasejournal repair --apply"));
     let v = json_ok(lj().args(["explain", "double-lease", "--format=json"]));
-    assert_eq!(v["severity"], "error");
+    assert_eq!(v["severity"], "warning");
+    assert_eq!(v["remedy"], Value::Null);
     assert!(v["meaning"].as_str().unwrap().starts_with("L1"));
+    let v = json_ok(lj().args(["explain", "glued-record", "--format=json"]));
+    assert_eq!(v["remedy"], "repair");
     lj().args(["explain", "--list"])
         .assert()
         .success()

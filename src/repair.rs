@@ -1,0 +1,427 @@
+//! `repair` as a plan: the lossless fixes to run before the master
+//! resumes. A torn or zero-filled tail is cut (its bytes stay in the
+//! backup), a complete last record gets its missing newline, records glued
+//! onto torn fragments go back onto lines of their own, and a byte order
+//! mark in front of the first record is removed, so upstream sees those
+//! records again.
+//!
+//! Nothing is ever appended, and above all no `reclaim`: resume's own
+//! reclaims are the only way in-flight work comes back. So the active
+//! leases after a repair are those before it plus the ones a salvaged
+//! record brings back, less the ones a salvaged `done` completes (the plan
+//! names both). A glued `reclaim` that would take a lease away from resume
+//! is not applied: its line is left out (it stays in the backup). Pure:
+//! reader in, plan out; [`write_result`] streams the repaired file.
+
+use std::io::{self, Read, Write};
+
+use serde::Serialize;
+
+use crate::journal::{
+    self, CorruptReason, LineEvent, LineKind, LineReader, Observer, Op, Record, Replay, Scan, Tail,
+    TailState, Terminator, WorkId,
+};
+use crate::plan::StateView;
+
+/// What happens to the end of the file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum TailFix {
+    /// Nothing: it ends with a terminator.
+    None,
+    /// A torn (or zero-filled) tail is cut off.
+    Cut {
+        /// Where the cut starts.
+        offset: u64,
+        /// Bytes removed.
+        bytes: u64,
+        /// Of those, NUL bytes.
+        zero_bytes: u64,
+    },
+    /// A complete last record gets its missing newline.
+    Terminate {
+        /// Where the newline goes.
+        offset: u64,
+    },
+}
+
+/// Why a line's record was invisible to upstream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hidden {
+    /// Glued onto a torn fragment.
+    Glued,
+    /// Behind a UTF-8 byte order mark on the first line.
+    Bom,
+}
+
+/// What a salvage does with the record it finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SalvageAction {
+    /// The record goes onto a line of its own and counts again.
+    Restored,
+    /// The line is left out: its record is a `reclaim` of a lease that is
+    /// active at that point, and applying it would take the work away from
+    /// resume.
+    LeftOut,
+}
+
+/// A record found inside a line upstream ignores.
+#[derive(Clone, Debug, Serialize)]
+pub struct Salvage {
+    /// Its line.
+    pub line: u64,
+    /// The line's byte offset.
+    pub offset: u64,
+    /// What hid it.
+    pub hidden: Hidden,
+    /// Bytes in front of the record (the torn fragment or the BOM): dropped.
+    pub fragment_bytes: usize,
+    /// The record's id.
+    pub id: WorkId,
+    /// The record's op.
+    pub op: String,
+    /// What the repair does with it.
+    pub action: SalvageAction,
+}
+
+/// Replays the file as it will be once repaired, collecting what is
+/// salvaged.
+pub struct Salvager {
+    replay: Replay,
+    salvaged: Vec<Salvage>,
+}
+
+impl Salvager {
+    /// A salvager with an empty replay.
+    pub fn new() -> Salvager {
+        Salvager {
+            replay: Replay::default(),
+            salvaged: Vec::new(),
+        }
+    }
+
+    fn salvage(&mut self, event: &LineEvent<'_>, at: usize, record: &Record, hidden: Hidden) {
+        let takes_a_lease_away =
+            record.op == Op::Reclaim && self.replay.active.contains_key(&record.id);
+        let action = if takes_a_lease_away {
+            SalvageAction::LeftOut
+        } else {
+            self.replay.apply(
+                record,
+                event.content.get(at..).unwrap_or_default(),
+                event.number,
+                event.offset + at as u64,
+            );
+            SalvageAction::Restored
+        };
+        self.salvaged.push(Salvage {
+            line: event.number,
+            offset: event.offset,
+            hidden,
+            fragment_bytes: at,
+            id: record.id,
+            op: op_name(&record.op).to_string(),
+            action,
+        });
+    }
+}
+
+impl Default for Salvager {
+    fn default() -> Self {
+        Salvager::new()
+    }
+}
+
+/// The op's name as the record spells it.
+pub fn op_name(op: &Op) -> &str {
+    match op {
+        Op::Lease(_) => "lease",
+        Op::Done => "done",
+        Op::Reclaim => "reclaim",
+        Op::Unknown(op) => op,
+    }
+}
+
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+impl Observer for Salvager {
+    fn line(&mut self, event: &LineEvent<'_>) {
+        match &event.classified.kind {
+            LineKind::Record(record) => {
+                self.replay
+                    .apply(record, event.content, event.number, event.offset);
+            }
+            LineKind::Corrupt {
+                glued: Some((at, record)),
+                ..
+            } => self.salvage(event, *at, record, Hidden::Glued),
+            LineKind::Corrupt {
+                reason: CorruptReason::Bom,
+                ..
+            } if event.number == 1 && event.content.starts_with(BOM) => {
+                let rest = &event.content[BOM.len()..];
+                if let LineKind::Record(record) = journal::classify(rest).kind {
+                    self.salvage(event, BOM.len(), &record, Hidden::Bom);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A repair plan for one journal.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// The end of the file.
+    pub tail: TailFix,
+    /// Records found inside lines upstream ignores.
+    pub salvaged: Vec<Salvage>,
+    /// Whether the file is rewritten (a salvage) rather than sealed in
+    /// place (a cut or a newline).
+    pub rewrite: bool,
+    /// Ids active after the repair that were not before: leases a salvaged
+    /// record brings back, so resume requeues their work.
+    pub brought_back: Vec<WorkId>,
+    /// Ids active before the repair and completed after it: a salvaged
+    /// `done` says their work was finished, so resume does not requeue it.
+    pub completed_by_salvage: Vec<WorkId>,
+    /// Replay state now.
+    pub before: StateView,
+    /// Replay state after the repair.
+    pub after: StateView,
+}
+
+impl TailFix {
+    /// How a file with this tail is sealed: a torn (or zero-filled) last
+    /// line is cut, a complete one is terminated.
+    pub fn of(tail: &Tail) -> TailFix {
+        match tail.state {
+            TailState::Torn => TailFix::Cut {
+                offset: tail.offset,
+                bytes: tail.bytes,
+                zero_bytes: tail.zero_bytes,
+            },
+            TailState::Unterminated => TailFix::Terminate {
+                offset: tail.offset + tail.bytes,
+            },
+            TailState::Empty | TailState::Clean => TailFix::None,
+        }
+    }
+}
+
+impl Plan {
+    /// Whether there is nothing to change.
+    pub fn is_noop(&self) -> bool {
+        self.tail == TailFix::None && self.salvaged.is_empty()
+    }
+}
+
+/// Why a repair was not planned: it would take active leases away. The
+/// rules above make this impossible; it is checked all the same, because a
+/// repair that loses work must never be written.
+#[derive(Clone, Debug)]
+pub struct WouldLoseWork(pub Vec<WorkId>);
+
+impl std::fmt::Display for WouldLoseWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the repair would take {} active leases away from resume (first {}); nothing was written",
+            self.0.len(),
+            self.0[0]
+        )
+    }
+}
+
+impl std::error::Error for WouldLoseWork {}
+
+/// Scans a journal once, replaying it as it is and as it will be.
+pub fn scan(src: impl journal::Source) -> io::Result<(Scan, Salvager)> {
+    let mut salvager = Salvager::new();
+    let scan = journal::scan(src, &mut salvager)?;
+    Ok((scan, salvager))
+}
+
+/// Plans the repair of a scanned journal.
+pub fn plan(scan: &Scan, salvager: Salvager) -> Result<Plan, WouldLoseWork> {
+    let tail = &scan.summary.tail;
+    let Salvager { replay, salvaged } = salvager;
+    let last_line_salvaged = salvaged.last().is_some_and(|s| s.offset == tail.offset);
+    // A salvaged last line is rewritten whole, terminator included.
+    let tail_fix = if last_line_salvaged {
+        TailFix::None
+    } else {
+        TailFix::of(tail)
+    };
+    // Without a salvage the file replays as it does now.
+    let after_replay = if salvaged.is_empty() {
+        &scan.replay
+    } else {
+        &replay
+    };
+    let before = &scan.replay;
+    let mut brought_back: Vec<WorkId> = after_replay
+        .active
+        .keys()
+        .filter(|id| !before.active.contains_key(id))
+        .copied()
+        .collect();
+    brought_back.sort_unstable();
+    let mut completed_by_salvage = Vec::new();
+    let mut lost = Vec::new();
+    for id in before.active.keys() {
+        if !after_replay.active.contains_key(id) {
+            if after_replay.completed.contains(id) {
+                completed_by_salvage.push(*id);
+            } else {
+                lost.push(*id);
+            }
+        }
+    }
+    if !lost.is_empty() {
+        lost.sort_unstable();
+        return Err(WouldLoseWork(lost));
+    }
+    completed_by_salvage.sort_unstable();
+    Ok(Plan {
+        tail: tail_fix,
+        rewrite: !salvaged.is_empty(),
+        brought_back,
+        completed_by_salvage,
+        before: StateView::of(before),
+        after: StateView::of(after_replay),
+        salvaged,
+    })
+}
+
+/// Writes the repaired file: the source's lines verbatim, except salvaged
+/// lines (their record alone, or nothing when left out), the torn tail
+/// (dropped) and an unterminated last record (terminated).
+pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
+    let mut reader = LineReader::new(src);
+    let mut salvaged = plan.salvaged.iter().peekable();
+    while let Some(line) = reader.next_line()? {
+        if let Some(s) = salvaged.next_if(|s| s.offset == line.offset) {
+            if s.action == SalvageAction::LeftOut {
+                continue;
+            }
+            out.write_all(&line.content[s.fragment_bytes..])?;
+            if line.terminator == Terminator::None {
+                out.write_all(b"\n")?;
+            } else {
+                out.write_all(&line.raw[line.content.len()..])?;
+            }
+            continue;
+        }
+        if line.terminator == Terminator::None {
+            match plan.tail {
+                TailFix::Cut { .. } => continue,
+                TailFix::Terminate { .. } => {
+                    out.write_all(line.content)?;
+                    out.write_all(b"\n")?;
+                    continue;
+                }
+                TailFix::None => {}
+            }
+        }
+        out.write_all(line.raw)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = r#"{"attempts":1,"clock":"unix","id":"c178b7e31d5efb37c2e443f52fef64f302d73c6fe5c3e71c78b968b7115c88b4","op":"lease","payload":{"path":"torn-1"},"time":1754550000.0,"worker":1}"#;
+    const B: &str = r#"{"attempts":1,"clock":"unix","id":"d877ee1daaa3f2319c2261cb2a5b71e9120717053d64721763ff968b221e0f7b","op":"lease","payload":{"path":"torn-2"},"time":1754550001.0,"worker":2}"#;
+    const A_DONE: &str = r#"{"clock":"unix","id":"c178b7e31d5efb37c2e443f52fef64f302d73c6fe5c3e71c78b968b7115c88b4","op":"done","time":1754550002.0}"#;
+    const A_RECLAIM: &str = r#"{"clock":"unix","id":"c178b7e31d5efb37c2e443f52fef64f302d73c6fe5c3e71c78b968b7115c88b4","op":"reclaim","time":1754550002.0}"#;
+
+    fn run(input: &str) -> (Plan, String) {
+        let (scan, salvager) = scan(input.as_bytes()).unwrap();
+        let plan = plan(&scan, salvager).unwrap();
+        let mut out = Vec::new();
+        write_result(input.as_bytes(), &plan, &mut out).unwrap();
+        (plan, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_and_no_record_is_appended() {
+        let input = format!("{A}\n{{\"attempts\":1,\"clo");
+        let (plan, out) = run(&input);
+        assert_eq!(
+            plan.tail,
+            TailFix::Cut {
+                offset: A.len() as u64 + 1,
+                bytes: 18,
+                zero_bytes: 0
+            }
+        );
+        assert_eq!(out, format!("{A}\n"));
+        assert_eq!(plan.before, plan.after);
+        assert!(!plan.rewrite);
+    }
+
+    #[test]
+    fn a_complete_last_record_gets_its_newline() {
+        let (plan, out) = run(&format!("{A}\n{B}"));
+        assert_eq!(
+            plan.tail,
+            TailFix::Terminate {
+                offset: (A.len() + 1 + B.len()) as u64
+            }
+        );
+        assert_eq!(out, format!("{A}\n{B}\n"));
+        assert_eq!(plan.before, plan.after);
+    }
+
+    #[test]
+    fn a_glued_lease_comes_back() {
+        let input = format!("{A}\n{{\"attempts\":1,\"clock\":\"unix\",\"id\":\"{B}\n");
+        let (plan, out) = run(&input);
+        assert_eq!(plan.before.active, 1);
+        assert_eq!(plan.after.active, 2);
+        assert_eq!(plan.brought_back.len(), 1);
+        assert!(plan.rewrite);
+        assert_eq!(out, format!("{A}\n{B}\n"));
+    }
+
+    #[test]
+    fn a_glued_done_completes_and_says_so() {
+        let input = format!("{A}\n{{\"attempts\":1,{A_DONE}\n");
+        let (plan, out) = run(&input);
+        assert_eq!(plan.completed_by_salvage.len(), 1);
+        assert_eq!(plan.after.active, 0);
+        assert_eq!(plan.after.completed, 1);
+        assert_eq!(out, format!("{A}\n{A_DONE}\n"));
+    }
+
+    #[test]
+    fn a_glued_reclaim_of_an_active_lease_is_left_out() {
+        let input = format!("{A}\n{{\"attempts\":1,{A_RECLAIM}\n{B}\n");
+        let (plan, out) = run(&input);
+        assert_eq!(plan.salvaged[0].action, SalvageAction::LeftOut);
+        assert_eq!(plan.before, plan.after, "resume still requeues A");
+        assert_eq!(out, format!("{A}\n{B}\n"));
+    }
+
+    #[test]
+    fn a_bom_in_front_of_the_first_record_is_removed() {
+        let input = format!("\u{feff}{A}\n{B}\n");
+        let (plan, out) = run(&input);
+        assert_eq!(plan.salvaged[0].hidden, Hidden::Bom);
+        assert_eq!(plan.after.active, 2);
+        assert_eq!(out, format!("{A}\n{B}\n"));
+    }
+
+    #[test]
+    fn a_clean_journal_needs_nothing() {
+        let input = format!("{A}\n{B}\n");
+        let (plan, out) = run(&input);
+        assert!(plan.is_noop());
+        assert_eq!(out, input);
+    }
+}
