@@ -164,3 +164,49 @@ write_diff("b.jsonl", a_lines + lines(marker("done", 3, time=T0 + 9), marker("re
                                       lease(5, worker=4, time=T0 + 10), lease(2, worker=5, time=T0 + 11)))
 c_lines = lines(lease(1), lease(2, worker=2, time=T0 + 1), lease(6, time=T0 + 4)) + '{"attempts":1,"cl'
 write_diff("c.jsonl", c_lines)
+
+
+# ---- the README's runbook: a state directory after a crash ---------------
+# Run from fixtures/runbook, so the relative seed paths resolve as they do
+# from the master's working directory.
+RUNBOOK = os.path.join(FIXTURES, "runbook")
+shutil.rmtree(RUNBOOK, ignore_errors=True)
+os.makedirs(os.path.join(RUNBOOK, "run1"))
+os.makedirs(os.path.join(RUNBOOK, "afl", "queue"))
+for name in ["id:000001,orig:seed", "id:000002,+cov"]:
+    with open(os.path.join(RUNBOOK, "afl", "queue", name), "wb") as f:
+        f.write(b"seed bytes\n")
+
+
+def dispatch(path, focus="", target=0, actions=(), prefix=(), overrides=None, continuation=None):
+    return {"continuation": continuation, "focus_bytes": focus,
+            "parameter_overrides": overrides or {}, "parameter_token": "",
+            "path": path, "s2f_actions": [list(a) for a in actions],
+            "schedule_prefix": list(prefix), "sha256": hashlib.sha256(path.encode()).hexdigest(),
+            "strategy": 0, "target_branch": target}
+
+
+def lease_of(p, worker, time):
+    return dumps({"attempts": 1, "clock": "unix", "id": work_id(p), "op": "lease",
+                  "payload": p, "time": time, "worker": worker})
+
+
+def done_of(p, time):
+    return dumps({"clock": "unix", "id": work_id(p), "op": "done", "time": time})
+
+
+seed = dispatch("afl/queue/id:000001,orig:seed")
+cov = dispatch("afl/queue/id:000002,+cov", focus="0-15", target=4242,
+               actions=[(4242, "solve"), (77, "sample")], prefix=[0, 1, 1],
+               overrides={"SYMCC_SOLVER": "exact"})
+gone = dispatch("afl/queue/id:000003,+cov", target=9)
+finished = dispatch("afl/queue/id:000004,+cov", target=12)
+# The crash cut the done of `seed` in the middle of its append.
+work = lines(lease_of(seed, 1, T0), lease_of(cov, 2, T0 + 1.5), lease_of(gone, 3, T0 + 3),
+             lease_of(finished, 1, T0 + 4), done_of(finished, T0 + 9)) + done_of(seed, T0 + 12)[:60]
+with open(os.path.join(RUNBOOK, "run1", ".work_leases.jsonl"), "w") as f:
+    f.write(work)
+with open(os.path.join(RUNBOOK, "run1", ".dispatch_protocol_deferred.jsonl"), "w") as f:
+    f.write("")
+with open(os.path.join(RUNBOOK, "run1", ".state_tasks.json"), "w") as f:
+    f.write(snapshot([stats(TASK_A)]))

@@ -155,7 +155,8 @@ pub fn scan_log(src: impl journal::Source, options: ScanOptions) -> (String, Str
 /// The reader never panics; the fast path agrees with the general one on
 /// every line; the parallel scan agrees with the sequential one at other
 /// block sizes; compaction (either kind) writes a journal that replays to
-/// the state it planned.
+/// the state it planned; a repair writes a journal that replays to its
+/// plan, takes no active lease away and leaves nothing to repair.
 pub fn check_journal(data: &[u8]) {
     let mut lines = LineReader::new(data);
     while let Some(line) = lines.next_line().expect("reading bytes") {
@@ -228,6 +229,30 @@ pub fn check_journal(data: &[u8]) {
             assert_eq!(planned.after, planned.before, "compaction keeps the state");
         }
     }
+    check_repair(data);
+}
+
+/// A repair's promises on `data`.
+fn check_repair(data: &[u8]) {
+    let (scan, salvager) = crate::repair::scan(data).expect("reading bytes");
+    let plan = crate::repair::plan(&scan, salvager).expect("a repair never takes a lease away");
+    let mut out = Vec::new();
+    crate::repair::write_result(data, &plan, &mut out).expect("writing to memory");
+    check_replay(&out[..], &plan.after).expect("the repair replays to its plan");
+    let after = crate::journal::scan(&out[..], &mut ()).expect("reading bytes");
+    for id in scan.replay.active.keys() {
+        assert!(
+            after.replay.active.contains_key(id) || plan.completed_by_salvage.contains(id),
+            "the repair took {id} away"
+        );
+    }
+    let (again, salvager) = crate::repair::scan(&out[..]).expect("reading bytes");
+    assert!(
+        crate::repair::plan(&again, salvager)
+            .expect("a repair never takes a lease away")
+            .is_noop(),
+        "a repaired journal needs another repair"
+    );
 }
 
 /// What compaction writes, one line at a time: each kept line copied when

@@ -20,12 +20,12 @@ pub fn journal(out: &mut dyn Write, r: &JournalReport, now: f64, s: &Styles) -> 
         TailState::Empty => "empty file".to_string(),
         TailState::Clean => "clean".to_string(),
         TailState::Torn => s.warn(&format!(
-            "torn: {} bytes at offset {} upstream ignores (recover seals it)",
+            "torn: {} bytes at offset {} upstream ignores (repair seals it)",
             count(sum.tail.bytes),
             sum.tail.offset
         )),
         TailState::Unterminated => s.warn(&format!(
-            "last record ({} bytes) has no newline; the next upstream append glues onto it",
+            "last record ({} bytes) has no newline; the next upstream append glues onto it (repair adds it)",
             count(sum.tail.bytes)
         )),
     };

@@ -86,3 +86,55 @@ fn readme_example_is_real_output() {
         "README's example differs from `leasejournal inspect fixtures/samples --now 1754550100`:\n{text}"
     );
 }
+
+/// The README's runbook ("After a reboot or crash") shows real output:
+/// each block is what the command prints on a copy of
+/// fixtures/runbook, run from there, at --now 1754550100.
+#[test]
+fn readme_runbook_is_real_output() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/runbook");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = |from: &Path, to: &Path| {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    };
+    copy(&src.join("run1"), &dir.path().join("run1"));
+    copy(&src.join("afl/queue"), &dir.path().join("afl/queue"));
+    let run = |command: &str, code: i32| -> String {
+        let mut cmd = lj();
+        cmd.arg(command);
+        if command != "repair" {
+            cmd.args(["--now", "1754550100"]);
+        }
+        let out = cmd
+            .args(["--color", "never", "run1"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{command}");
+        let block = format!(
+            "```text\n$ leasejournal {command} run1\n{}```",
+            String::from_utf8(out.stdout).unwrap()
+        );
+        assert!(
+            readme.contains(&block),
+            "README's runbook differs from the real output:\n{block}"
+        );
+        block
+    };
+    run("verify", 1);
+    run("recover", 0);
+    run("repair", 0);
+    let applied = lj()
+        .args(["repair", "--apply", "run1"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(applied.status.code(), Some(0));
+    run("verify", 0);
+}

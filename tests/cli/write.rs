@@ -1300,7 +1300,10 @@ fn upstream_disagreements_are_settled() {
         fs::read(&out).unwrap(),
         fs::read(case.join("compacted.jsonl")).unwrap()
     );
-    lj().args(["compact", "--apply"]).arg(&path).assert().success();
+    lj().args(["compact", "--apply"])
+        .arg(&path)
+        .assert()
+        .success();
     // A snapshot with one invalid UTF-8 byte: upstream's strict decoding
     // fails, restore is skipped, every statistic is lost.
     let snapshot = fixture("disagreements/snapshot-invalid-utf8/state.json");
