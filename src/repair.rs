@@ -3,7 +3,8 @@
 //! backup), a complete last record gets its missing newline, records glued
 //! onto torn fragments go back onto lines of their own, and a byte order
 //! mark in front of the first record is removed, so upstream sees those
-//! records again.
+//! records again. A complete last record followed by the NULs a power loss
+//! left loses only the NULs.
 //!
 //! Nothing is ever appended, and above all no `reclaim`: resume's own
 //! reclaims are the only way in-flight work comes back. So the active
@@ -53,6 +54,8 @@ pub enum Hidden {
     Glued,
     /// Behind a UTF-8 byte order mark on the first line.
     Bom,
+    /// Followed by the NUL bytes a power loss left at the end of the file.
+    ZeroFill,
 }
 
 /// What a salvage does with the record it finds.
@@ -78,6 +81,8 @@ pub struct Salvage {
     pub hidden: Hidden,
     /// Bytes in front of the record (the torn fragment or the BOM): dropped.
     pub fragment_bytes: usize,
+    /// Bytes after the record (the zero fill): dropped.
+    pub trailing_bytes: usize,
     /// The record's id.
     pub id: WorkId,
     /// The record's op.
@@ -102,7 +107,13 @@ impl Salvager {
         }
     }
 
-    fn salvage(&mut self, event: &LineEvent<'_>, at: usize, record: &Record, hidden: Hidden) {
+    fn salvage(
+        &mut self,
+        event: &LineEvent<'_>,
+        (at, end): (usize, usize),
+        record: &Record,
+        hidden: Hidden,
+    ) {
         let takes_a_lease_away =
             record.op == Op::Reclaim && self.replay.active.contains_key(&record.id);
         let action = if takes_a_lease_away {
@@ -110,7 +121,7 @@ impl Salvager {
         } else {
             self.replay.apply(
                 record,
-                event.content.get(at..).unwrap_or_default(),
+                event.content.get(at..end).unwrap_or_default(),
                 event.number,
                 event.offset + at as u64,
             );
@@ -121,6 +132,7 @@ impl Salvager {
             offset: event.offset,
             hidden,
             fragment_bytes: at,
+            trailing_bytes: event.content.len() - end,
             id: record.id,
             op: op_name(&record.op).to_string(),
             action,
@@ -156,14 +168,36 @@ impl Observer for Salvager {
             LineKind::Corrupt {
                 glued: Some((at, record)),
                 ..
-            } => self.salvage(event, *at, record, Hidden::Glued),
+            } => self.salvage(event, (*at, event.content.len()), record, Hidden::Glued),
             LineKind::Corrupt {
                 reason: CorruptReason::Bom,
                 ..
             } if event.number == 1 && event.content.starts_with(BOM) => {
                 let rest = &event.content[BOM.len()..];
                 if let LineKind::Record(record) = journal::classify(rest).kind {
-                    self.salvage(event, BOM.len(), &record, Hidden::Bom);
+                    let span = (BOM.len(), event.content.len());
+                    self.salvage(event, span, &record, Hidden::Bom);
+                }
+            }
+            // A complete record the power loss followed with NULs: only the
+            // NULs go.
+            LineKind::Corrupt { .. }
+                if event.terminator == Terminator::None && event.content.ends_with(b"\0") =>
+            {
+                let end = event
+                    .content
+                    .iter()
+                    .rposition(|&b| b != 0)
+                    .map_or(0, |i| i + 1);
+                match journal::classify(&event.content[..end]).kind {
+                    LineKind::Record(record) => {
+                        self.salvage(event, (0, end), &record, Hidden::ZeroFill);
+                    }
+                    LineKind::Corrupt {
+                        glued: Some((at, record)),
+                        ..
+                    } => self.salvage(event, (at, end), &record, Hidden::Glued),
+                    _ => {}
                 }
             }
             _ => {}
@@ -307,7 +341,7 @@ pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Res
             if s.action == SalvageAction::LeftOut {
                 continue;
             }
-            out.write_all(&line.content[s.fragment_bytes..])?;
+            out.write_all(&line.content[s.fragment_bytes..line.content.len() - s.trailing_bytes])?;
             if line.terminator == Terminator::None {
                 out.write_all(b"\n")?;
             } else {
@@ -415,6 +449,26 @@ mod tests {
         assert_eq!(plan.salvaged[0].hidden, Hidden::Bom);
         assert_eq!(plan.after.active, 2);
         assert_eq!(out, format!("{A}\n{B}\n"));
+    }
+
+    #[test]
+    fn a_complete_record_followed_by_nuls_loses_only_the_nuls() {
+        let input = format!("{A}\n{A_DONE}\0\0\0\0");
+        let (plan, out) = run(&input);
+        assert_eq!(plan.salvaged[0].hidden, Hidden::ZeroFill);
+        assert_eq!(plan.salvaged[0].trailing_bytes, 4);
+        assert_eq!(plan.tail, TailFix::None);
+        assert_eq!(plan.completed_by_salvage.len(), 1);
+        assert_eq!(out, format!("{A}\n{A_DONE}\n"));
+        // Glued onto a torn fragment and followed by NULs: the record alone
+        // stays.
+        let (plan, out) = run(&format!("{A}\n{{\"attempts\":1,{A_DONE}\0\0"));
+        assert_eq!(plan.salvaged[0].hidden, Hidden::Glued);
+        assert_eq!(out, format!("{A}\n{A_DONE}\n"));
+        // Only NULs: the whole line goes.
+        let (plan, out) = run(&format!("{A}\n\0\0\0"));
+        assert!(plan.salvaged.is_empty());
+        assert_eq!(out, format!("{A}\n"));
     }
 
     #[test]

@@ -146,6 +146,7 @@ fn repair_body(
         let hidden = match g.hidden {
             Hidden::Glued => format!("glued onto a torn fragment of {} bytes", g.fragment_bytes),
             Hidden::Bom => "behind a byte order mark".to_string(),
+            Hidden::ZeroFill => format!("followed by {} NUL bytes", g.trailing_bytes),
         };
         let action = match g.action {
             SalvageAction::Restored => "put back on a line of its own".to_string(),

@@ -245,7 +245,7 @@ proptest! {
             let mut lines = journal::LineReader::new(&data[..]);
             while let Some(line) = lines.next_line().unwrap() {
                 if line.offset == s.offset
-                    && let journal::LineKind::Record(r) = journal::classify(&line.content[s.fragment_bytes..]).kind
+                    && let journal::LineKind::Record(r) = journal::classify(&line.content[s.fragment_bytes..line.content.len() - s.trailing_bytes]).kind
                 {
                     expected.push(format!("{} {:?}", r.id, r.op));
                 }
