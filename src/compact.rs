@@ -61,11 +61,22 @@ pub struct Measured {
     pub bytes_after: u64,
     /// Whether the result equals the file already.
     pub unchanged: bool,
+    /// Records hidden in lines upstream ignores that the compaction drops
+    /// (only with `--drop-hidden`; otherwise it refuses).
+    pub hidden_dropped: usize,
 }
 
 /// Scans a journal for compaction (tracking where completions are).
 pub fn scan(src: impl journal::Source) -> io::Result<Scan> {
-    journal::scan_into(src, Replay::tracking_completions(), &mut ())
+    scan_observed(src, &mut ())
+}
+
+/// [`scan`] with an observer of every line.
+pub fn scan_observed(
+    src: impl journal::Source,
+    observer: &mut (dyn journal::Observer + Send),
+) -> io::Result<Scan> {
+    journal::scan_into(src, Replay::tracking_completions(), observer)
 }
 
 /// Plans a compaction of the state `replay` holds (already scanned with

@@ -56,6 +56,11 @@ pub enum Hidden {
     Bom,
     /// Followed by the NUL bytes a power loss left at the end of the file.
     ZeroFill,
+    /// Complete, but its newline is missing and the next record was
+    /// appended onto it.
+    MissingNewline,
+    /// Appended onto such a record.
+    Appended,
 }
 
 /// What a salvage does with the record it finds.
@@ -158,49 +163,194 @@ pub fn op_name(op: &Op) -> &str {
 
 const BOM: &[u8] = b"\xef\xbb\xbf";
 
-impl Observer for Salvager {
-    fn line(&mut self, event: &LineEvent<'_>) {
-        match &event.classified.kind {
-            LineKind::Record(record) => {
-                self.replay
-                    .apply(record, event.content, event.number, event.offset);
+/// At most this many records are split out of one line: bounds the work
+/// on hostile lines (each split classifies the rest of the line again).
+const MAX_RECORDS_PER_LINE: usize = 64;
+
+/// A record hidden inside a line upstream ignores: its span in the line,
+/// the record, and what hid it.
+pub struct HiddenRecord {
+    /// Where the record starts in the line.
+    pub start: usize,
+    /// Where it ends.
+    pub end: usize,
+    /// The record.
+    pub record: Record,
+    /// What hid it.
+    pub hidden: Hidden,
+}
+
+/// The records hidden in a line upstream ignores, in order: records glued
+/// one after another (a complete record whose newline is missing, with the
+/// next one appended onto it; or a torn fragment, then a record), a record
+/// behind byte order marks on the first line, a record followed by the
+/// NULs a power loss left at the end of the file. Empty for any other line.
+pub fn hidden_records(
+    content: &[u8],
+    kind: &LineKind,
+    first_line: bool,
+    last_unterminated: bool,
+) -> Vec<HiddenRecord> {
+    let LineKind::Corrupt { reason, .. } = kind else {
+        return Vec::new();
+    };
+    let mut start = 0;
+    if first_line && *reason == CorruptReason::Bom {
+        while content[start..].starts_with(BOM) {
+            start += BOM.len();
+        }
+    }
+    let mut end = content.len();
+    if last_unterminated {
+        end = content[start..]
+            .iter()
+            .rposition(|&b| b != 0)
+            .map_or(start, |i| start + i + 1);
+    }
+    let mut found = Vec::new();
+    records_in(content, start, end, &mut found);
+    // Name what hid each one.
+    let spans: Vec<(usize, usize)> = found.iter().map(|h| (h.start, h.end)).collect();
+    for (i, h) in found.iter_mut().enumerate() {
+        let followed = i + 1 < spans.len() || h.end < end;
+        let after_record = i > 0 && spans[i - 1].1 == h.start;
+        h.hidden = if followed && h.start == start || followed && after_record {
+            Hidden::MissingNewline
+        } else if after_record {
+            Hidden::Appended
+        } else if h.start > start {
+            Hidden::Glued
+        } else if start > 0 {
+            Hidden::Bom
+        } else if end < content.len() {
+            Hidden::ZeroFill
+        } else {
+            Hidden::Glued
+        };
+    }
+    found
+}
+
+/// Collects the records of `content[start..end]` in order: the whole span
+/// as a record; a record at its start, then the rest; the rest of a
+/// record glued at its end, then that record. At most
+/// [`MAX_RECORDS_PER_LINE`].
+fn records_in(content: &[u8], start: usize, end: usize, found: &mut Vec<HiddenRecord>) {
+    if start >= end || found.len() >= MAX_RECORDS_PER_LINE {
+        return;
+    }
+    let text = &content[start..end];
+    let classified = journal::classify(text).kind;
+    if let LineKind::Record(record) = classified {
+        found.push(HiddenRecord {
+            start,
+            end,
+            record,
+            hidden: Hidden::Glued,
+        });
+        return;
+    }
+    // A complete record at the start whose newline is missing.
+    if let Some(len) = leading_object(text)
+        && let LineKind::Record(record) = journal::classify(&text[..len]).kind
+    {
+        found.push(HiddenRecord {
+            start,
+            end: start + len,
+            record,
+            hidden: Hidden::MissingNewline,
+        });
+        records_in(content, start + len, end, found);
+        return;
+    }
+    // A record glued at the end of a torn fragment (or of more records).
+    if let LineKind::Corrupt {
+        glued: Some((at, record)),
+        ..
+    } = classified
+    {
+        records_in(content, start, start + at, found);
+        if found.len() < MAX_RECORDS_PER_LINE {
+            found.push(HiddenRecord {
+                start: start + at,
+                end,
+                record: *record,
+                hidden: Hidden::Glued,
+            });
+        }
+    }
+}
+
+/// The length of the JSON object `text` starts with, found by matching
+/// braces outside strings; `None` when it does not start with one or the
+/// object does not close before the end.
+fn leading_object(text: &[u8]) -> Option<usize> {
+    if text.first() != Some(&b'{') {
+        return None;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, &b) in text.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
             }
-            LineKind::Corrupt {
-                glued: Some((at, record)),
-                ..
-            } => self.salvage(event, (*at, event.content.len()), record, Hidden::Glued),
-            LineKind::Corrupt {
-                reason: CorruptReason::Bom,
-                ..
-            } if event.number == 1 && event.content.starts_with(BOM) => {
-                let rest = &event.content[BOM.len()..];
-                if let LineKind::Record(record) = journal::classify(rest).kind {
-                    let span = (BOM.len(), event.content.len());
-                    self.salvage(event, span, &record, Hidden::Bom);
-                }
-            }
-            // A complete record the power loss followed with NULs: only the
-            // NULs go.
-            LineKind::Corrupt { .. }
-                if event.terminator == Terminator::None && event.content.ends_with(b"\0") =>
-            {
-                let end = event
-                    .content
-                    .iter()
-                    .rposition(|&b| b != 0)
-                    .map_or(0, |i| i + 1);
-                match journal::classify(&event.content[..end]).kind {
-                    LineKind::Record(record) => {
-                        self.salvage(event, (0, end), &record, Hidden::ZeroFill);
-                    }
-                    LineKind::Corrupt {
-                        glued: Some((at, record)),
-                        ..
-                    } => self.salvage(event, (at, end), &record, Hidden::Glued),
-                    _ => {}
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return (i + 1 < text.len()).then_some(i + 1);
                 }
             }
             _ => {}
+        }
+    }
+    None
+}
+
+impl Observer for Salvager {
+    fn line(&mut self, event: &LineEvent<'_>) {
+        if let LineKind::Record(record) = &event.classified.kind {
+            self.replay
+                .apply(record, event.content, event.number, event.offset);
+            return;
+        }
+        let hidden = hidden_records(
+            event.content,
+            &event.classified.kind,
+            event.number == 1,
+            event.terminator == Terminator::None,
+        );
+        for h in hidden {
+            self.salvage(event, (h.start, h.end), &h.record, h.hidden);
+        }
+    }
+}
+
+/// Counts the lines that hide records [`repair`](self) would bring back,
+/// for the commands that would otherwise drop them.
+#[derive(Debug, Default)]
+pub struct HiddenCount {
+    /// Records hidden in lines upstream ignores.
+    pub records: usize,
+}
+
+impl Observer for HiddenCount {
+    fn line(&mut self, event: &LineEvent<'_>) {
+        if matches!(event.classified.kind, LineKind::Corrupt { .. }) {
+            self.records += hidden_records(
+                event.content,
+                &event.classified.kind,
+                event.number == 1,
+                event.terminator == Terminator::None,
+            )
+            .len();
         }
     }
 }
@@ -331,22 +481,22 @@ pub fn plan(scan: &Scan, salvager: Salvager) -> Result<Plan, WouldLoseWork> {
 }
 
 /// Writes the repaired file: the source's lines verbatim, except salvaged
-/// lines (their record alone, or nothing when left out), the torn tail
-/// (dropped) and an unterminated last record (terminated).
+/// lines (each record they hide on a line of its own, but those left out),
+/// the torn tail (dropped) and an unterminated last record (terminated).
 pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
     let mut reader = LineReader::new(src);
     let mut salvaged = plan.salvaged.iter().peekable();
     while let Some(line) = reader.next_line()? {
-        if let Some(s) = salvaged.next_if(|s| s.offset == line.offset) {
+        let mut split = false;
+        while let Some(s) = salvaged.next_if(|s| s.offset == line.offset) {
+            split = true;
             if s.action == SalvageAction::LeftOut {
                 continue;
             }
             out.write_all(&line.content[s.fragment_bytes..line.content.len() - s.trailing_bytes])?;
-            if line.terminator == Terminator::None {
-                out.write_all(b"\n")?;
-            } else {
-                out.write_all(&line.raw[line.content.len()..])?;
-            }
+            out.write_all(b"\n")?;
+        }
+        if split {
             continue;
         }
         if line.terminator == Terminator::None {
@@ -449,6 +599,12 @@ mod tests {
         assert_eq!(plan.salvaged[0].hidden, Hidden::Bom);
         assert_eq!(plan.after.active, 2);
         assert_eq!(out, format!("{A}\n{B}\n"));
+        // Two of them, or one in front of nothing that is a record.
+        let (plan, out) = run(&format!("\u{feff}\u{feff}{A}\n"));
+        assert_eq!(plan.after.active, 1);
+        assert_eq!(out, format!("{A}\n"));
+        let (plan, _) = run(&format!("\u{feff}\n{A}\n"));
+        assert!(plan.is_noop());
     }
 
     #[test]
@@ -469,6 +625,42 @@ mod tests {
         let (plan, out) = run(&format!("{A}\n\0\0\0"));
         assert!(plan.salvaged.is_empty());
         assert_eq!(out, format!("{A}\n"));
+    }
+
+    #[test]
+    fn records_glued_one_after_another_all_come_back() {
+        // A complete record whose newline is missing, with the next record
+        // appended onto it (what upstream's append does to an unterminated
+        // tail), and a third one glued behind a torn fragment.
+        let input = format!("{A}{B}{{\"attempts\":1,{A_DONE}\n");
+        let (plan, out) = run(&input);
+        let hidden: Vec<Hidden> = plan.salvaged.iter().map(|s| s.hidden).collect();
+        assert_eq!(
+            hidden,
+            [
+                Hidden::MissingNewline,
+                Hidden::MissingNewline,
+                Hidden::Glued
+            ]
+        );
+        assert_eq!(out, format!("{A}\n{B}\n{A_DONE}\n"));
+        assert_eq!(plan.brought_back.len(), 1, "B; A is completed");
+        assert_eq!(plan.after.completed, 1);
+        let (plan, out) = run(&format!("{A}{B}\n"));
+        let hidden: Vec<Hidden> = plan.salvaged.iter().map(|s| s.hidden).collect();
+        assert_eq!(hidden, [Hidden::MissingNewline, Hidden::Appended]);
+        assert_eq!(out, format!("{A}\n{B}\n"));
+    }
+
+    #[test]
+    fn a_record_followed_by_a_torn_append_keeps_the_record() {
+        let input = format!("{A}\n{B}{{\"attempts\":1,\"clo");
+        let (plan, out) = run(&input);
+        assert_eq!(plan.salvaged.len(), 1);
+        assert_eq!(plan.salvaged[0].hidden, Hidden::MissingNewline);
+        assert_eq!(plan.tail, TailFix::None);
+        assert_eq!(plan.brought_back.len(), 1);
+        assert_eq!(out, format!("{A}\n{B}\n"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::journal::{
     self, Clock, ClockMarker, CorruptReason, Effect, IgnoreReason, LeaseRejection, LineEvent,
-    LineKind, Observer, Op, Replay, Summary, WorkId,
+    LineKind, Observer, Op, Replay, Summary, Terminator, WorkId,
 };
 use crate::snapshot;
 use crate::statedir::{MasterLock, TempFile};
@@ -334,6 +334,10 @@ pub struct Finding {
     pub message: String,
     /// The command line that fixes it (see [`Remedy`]), or `None`.
     pub fix: Option<String>,
+    /// What fixes it (the catalog's remedy, unless this finding is one the
+    /// remedy cannot fix).
+    #[serde(skip)]
+    pub remedy: Option<Remedy>,
 }
 
 /// Settings of a verification.
@@ -360,6 +364,10 @@ pub struct Findings {
     pub counts: BTreeMap<&'static str, u64>,
     /// Findings per severity (exact).
     pub by_severity: BTreeMap<Severity, u64>,
+    /// Findings per file and code (exact), files in discovery order.
+    pub by_file: Vec<(String, BTreeMap<&'static str, u64>)>,
+    /// The remedies the findings call for.
+    pub remedies: BTreeSet<Remedy>,
 }
 
 /// The id a finding is about, formatted only if the finding is kept.
@@ -383,12 +391,15 @@ pub struct At<'a> {
 }
 
 impl Findings {
-    /// Records a finding; the message is built only if it is kept.
+    /// Records a finding with its severity and remedy; the message is
+    /// built only if it is kept.
+    #[allow(clippy::too_many_arguments)]
     pub fn push(
         &mut self,
         settings: &Settings,
         code: &'static str,
         severity: Severity,
+        remedy: Option<Remedy>,
         file: &str,
         at: At<'_>,
         message: impl FnOnce() -> String,
@@ -399,6 +410,18 @@ impl Findings {
         let count = self.counts.entry(code).or_default();
         *count += 1;
         *self.by_severity.entry(severity).or_default() += 1;
+        if let Some(r) = remedy {
+            self.remedies.insert(r);
+        }
+        match self.by_file.last_mut() {
+            Some((f, counts)) if f == file => *counts.entry(code).or_default() += 1,
+            _ => match self.by_file.iter_mut().find(|(f, _)| f == file) {
+                Some((_, counts)) => *counts.entry(code).or_default() += 1,
+                None => self
+                    .by_file
+                    .push((file.to_string(), BTreeMap::from([(code, 1)]))),
+            },
+        }
         if settings.max_examples == 0 || *count <= settings.max_examples as u64 {
             self.examples.push(Finding {
                 code,
@@ -412,6 +435,7 @@ impl Findings {
                 }),
                 message: message(),
                 fix: None,
+                remedy,
             });
         }
     }
@@ -425,8 +449,10 @@ impl Findings {
         at: At<'_>,
         message: impl FnOnce() -> String,
     ) {
-        let severity = lookup(code).map_or(Severity::Error, |c| c.severity);
-        self.push(settings, code, severity, file, at, message);
+        let info = lookup(code);
+        let severity = info.map_or(Severity::Error, |c| c.severity);
+        let remedy = info.and_then(|c| c.remedy);
+        self.push(settings, code, severity, remedy, file, at, message);
     }
 
     /// The worst severity found.
@@ -443,6 +469,17 @@ impl Findings {
         for (sev, n) in other.by_severity {
             *self.by_severity.entry(sev).or_default() += n;
         }
+        for (file, counts) in other.by_file {
+            match self.by_file.iter_mut().find(|(f, _)| *f == file) {
+                Some((_, mine)) => {
+                    for (code, n) in counts {
+                        *mine.entry(code).or_default() += n;
+                    }
+                }
+                None => self.by_file.push((file, counts)),
+            }
+        }
+        self.remedies.extend(other.remedies);
     }
 }
 
@@ -555,9 +592,41 @@ impl Observer for JournalChecks<'_> {
             && !event.content.is_empty()
             && event.content.iter().all(|&b| b == 0);
         if let Some(reason) = reason.filter(|_| !zero_fill) {
-            let code = ignore_code(reason);
-            let message = ignored_message(event, reason);
-            f.add(s, code, file, at, || message);
+            // Records repair can put back: the line is then a glued record
+            // (or a torn tail, or a BOM) with repair as its fix; a BOM in
+            // front of no record hides nothing.
+            let hidden = if matches!(event.classified.kind, LineKind::Corrupt { .. }) {
+                crate::repair::hidden_records(
+                    event.content,
+                    &event.classified.kind,
+                    event.number == 1,
+                    event.terminator == Terminator::None,
+                )
+            } else {
+                Vec::new()
+            };
+            let code = match reason {
+                IgnoreReason::Corrupt | IgnoreReason::TooDeep | IgnoreReason::IntegerTooLong
+                    if !hidden.is_empty() =>
+                {
+                    "glued-record"
+                }
+                other => ignore_code(other),
+            };
+            let mut message = ignored_message(event, reason);
+            if !hidden.is_empty() {
+                if reason == IgnoreReason::GluedRecord {
+                    message = "upstream ignores the whole line".into();
+                }
+                message = describe_hidden(&message, &hidden);
+            }
+            if reason == IgnoreReason::Bom && hidden.is_empty() {
+                f.push(s, code, Severity::Warning, None, file, at, || {
+                    format!("{message}; no record follows it, so nothing is lost")
+                });
+            } else {
+                f.add(s, code, file, at, || message);
+            }
         }
 
         let Some(record) = record else { return };
@@ -735,6 +804,37 @@ fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
         },
         (LineKind::Record(_), None) => String::new(),
     }
+}
+
+/// A line's message, told what records it hides.
+fn describe_hidden(message: &str, hidden: &[crate::repair::HiddenRecord]) -> String {
+    use crate::repair::Hidden;
+    let records: Vec<String> = hidden
+        .iter()
+        .map(|h| {
+            let how = match h.hidden {
+                Hidden::Glued => "glued onto a torn fragment",
+                Hidden::Bom => "behind a byte order mark",
+                Hidden::ZeroFill => "followed by NUL bytes",
+                Hidden::MissingNewline => "complete but for its newline",
+                Hidden::Appended => "appended onto the record before it",
+            };
+            format!(
+                "{} {} ({how})",
+                op_name(&h.record.op),
+                &h.record.id.to_hex()[..12]
+            )
+        })
+        .collect();
+    let what = if hidden.len() == 1 {
+        "a record"
+    } else {
+        "records"
+    };
+    format!(
+        "{message}; it hides {what} upstream never sees: {}",
+        records.join(", ")
+    )
 }
 
 fn op_name(op: &Op) -> &str {
@@ -1093,19 +1193,13 @@ impl RemedyTargets {
     /// findings' codes call for (all of them, not only the kept examples).
     pub fn apply(&self, findings: &mut Findings) -> Vec<(Remedy, String)> {
         for f in &mut findings.examples {
-            f.fix = lookup(f.code)
-                .and_then(|c| c.remedy)
-                .and_then(|r| self.command(r));
+            f.fix = f.remedy.and_then(|r| self.command(r));
         }
-        let mut remedies: Vec<(Remedy, String)> = findings
-            .counts
-            .keys()
-            .filter_map(|code| lookup(code).and_then(|c| c.remedy))
-            .filter_map(|r| self.command(r).map(|c| (r, c)))
-            .collect();
-        remedies.sort();
-        remedies.dedup();
-        remedies
+        findings
+            .remedies
+            .iter()
+            .filter_map(|&r| self.command(r).map(|c| (r, c)))
+            .collect()
     }
 }
 
@@ -1137,6 +1231,17 @@ pub struct TargetReport {
     /// Pids holding the directory's `.master-queue.lock`, from
     /// `/proc/locks` (a directory, or a file inside one).
     pub master_pids: Vec<i64>,
+    /// That lock file, when it is held.
+    pub master_lock: Option<String>,
+}
+
+/// One file's findings per code.
+#[derive(Debug, Serialize)]
+pub struct FileCounts {
+    /// The file (or directory) as findings name it.
+    pub file: String,
+    /// Findings per code.
+    pub counts: BTreeMap<&'static str, u64>,
 }
 
 /// A path that could not be checked.
@@ -1180,12 +1285,15 @@ pub struct VerifyReport {
     /// Findings (at most --max-examples per code and target).
     pub findings: Vec<Finding>,
     /// The commands that fix what was found, in the order to run them;
-    /// then run verify again.
+    /// then run verify again. Empty while a master is running (busy): the
+    /// writing commands refuse its directory.
     pub next: Vec<String>,
     /// Exact counts per code over all targets.
     pub counts: BTreeMap<&'static str, u64>,
     /// Exact counts per severity over all targets.
     pub severities: BTreeMap<Severity, u64>,
+    /// Exact counts per file and code, files in the order they were read.
+    pub files: Vec<FileCounts>,
     /// F314 invariants checked.
     pub checked: &'static [&'static str],
     /// Invariants files cannot show.

@@ -22,7 +22,9 @@ use crate::statedir::Kind;
 /// Keeps the active leases, sorted by id, as upstream's compaction does,
 /// each with its own clock marker ("legacy" stays legacy); torn, corrupt and
 /// ignored lines are dropped (they stay in the backup) and odd values are
-/// written the way upstream converts them.
+/// written the way upstream converts them. A journal whose ignored lines
+/// hide records that repair would bring back is refused unless
+/// --drop-hidden: run repair first.
 ///
 /// By default every completed id is also kept, as its last lease followed by
 /// its done record, so the completed set survives. Upstream's own
@@ -43,6 +45,14 @@ pub struct CompactArgs {
     #[arg(long = "drop-completed")]
     pub drop_completed: bool,
 
+    /// Compact even when lines upstream ignores hide records that
+    /// `leasejournal repair` would bring back (glued onto torn fragments,
+    /// behind a byte order mark, before a zero fill): they are dropped, as
+    /// upstream's compaction drops them (the backup keeps them). Without
+    /// it, compact refuses such a journal and names repair.
+    #[arg(long = "drop-hidden")]
+    pub drop_hidden: bool,
+
     #[command(flatten)]
     pub write: WriteArgs,
 
@@ -56,7 +66,7 @@ pub struct CompactArgs {
 fn compact_file(
     session: &Session<'_>,
     path: &Path,
-    drop_completed: bool,
+    (drop_completed, drop_hidden): (bool, bool),
     (progress, format): (&ProgressArgs, Format),
 ) -> anyhow::Result<Outcome<Measured>> {
     let removed_temp_files = session.clean_temps(path);
@@ -65,9 +75,16 @@ fn compact_file(
     let read_error = |e: std::io::Error| anyhow::anyhow!("{}: read error: {e}", path.display());
     let bar = progress.bar(path, meta.len(), format);
     let progress = |n| bar.inc(n);
-    let scan = compact::scan(Positional::file(&file, meta.len()).with_progress(&progress))
-        .map_err(read_error)?;
+    let mut hidden = crate::repair::HiddenCount::default();
+    let scan = compact::scan_observed(
+        Positional::file(&file, meta.len()).with_progress(&progress),
+        &mut hidden,
+    )
+    .map_err(read_error)?;
     bar.finish_and_clear();
+    if !drop_hidden {
+        write::refuse_hidden(path, &hidden)?;
+    }
     let plan = compact::plan(
         scan.replay,
         scan.summary.lines,
@@ -75,21 +92,17 @@ fn compact_file(
         drop_completed,
     )
     .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let mut outcome = Outcome {
-        path: path.display().to_string(),
-        kind: Kind::Journal,
-        plan: Measured {
+    let mut outcome = session.outcome(
+        path,
+        Kind::Journal,
+        Measured {
             plan,
             bytes_after: 0,
             unchanged: false,
+            hidden_dropped: hidden.records,
         },
-        written: false,
-        backup: None,
-        output: None,
         removed_temp_files,
-        note: None,
-        keeps_backup: session.keeps_backup(),
-    };
+    );
     let plan = &outcome.plan.plan;
     // The result is compared with the source while it is written, so the
     // size and "already compact" come without another pass.
@@ -160,7 +173,9 @@ pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         &args.path,
         &args.write,
         &[Kind::Journal],
-        |session, path, _| compact_file(session, path, args.drop_completed, bar),
+        |session, path, _| {
+            compact_file(session, path, (args.drop_completed, args.drop_hidden), bar)
+        },
     )?;
     match args.output.format {
         Format::Json => render::json(out, &report)?,

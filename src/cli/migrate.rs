@@ -73,7 +73,8 @@ fn migrate_journal(
     let bar = args.progress.bar(path, meta.len(), args.output.format);
     let progress = |n| bar.inc(n);
     let src = Positional::file(&file, meta.len()).with_progress(&progress);
-    let scan = compact::scan(src).map_err(read_error)?;
+    let mut hidden = crate::repair::HiddenCount::default();
+    let scan = compact::scan_observed(src, &mut hidden).map_err(read_error)?;
     bar.finish_and_clear();
     let legacy_leases = plan::reclaims(&scan.replay, now, 0, |_, a| a.clock != Clock::Unix);
     if !args.rewrite {
@@ -81,6 +82,9 @@ fn migrate_journal(
         return Ok(());
     }
     let clockless_records = scan.summary.clocks.unmarked;
+    if clockless_records > 0 {
+        write::refuse_hidden(path, &hidden)?;
+    }
     let plan = compact::plan(scan.replay, scan.summary.lines, scan.summary.bytes, false)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let mut sink = CompareSink::new(write::reopen(path, &identity).map_err(read_error)?);
@@ -98,6 +102,7 @@ fn migrate_journal(
             plan,
             bytes_after,
             unchanged,
+            hidden_dropped: 0,
         },
     };
     if !session.writes() || outcome.plan.is_noop() {

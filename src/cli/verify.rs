@@ -14,8 +14,8 @@ use crate::journal::Positional;
 use crate::render;
 use crate::statedir::{self, InputError, Kind};
 use crate::verify::{
-    self, CHECKED, CheckError, Findings, NOT_CHECKABLE, RemedyTargets, Settings, SettingsReport,
-    TargetReport, VERIFY_SCHEMA_VERSION, Verdict, VerifyReport,
+    self, CHECKED, CheckError, FileCounts, Findings, NOT_CHECKABLE, RemedyTargets, Settings,
+    SettingsReport, TargetReport, VERIFY_SCHEMA_VERSION, Verdict, VerifyReport,
 };
 
 /// Check journals, snapshots and state directories before resuming.
@@ -126,6 +126,8 @@ struct Checked {
     findings: Findings,
     remedies: RemedyTargets,
     master_pids: Vec<i64>,
+    /// The directory whose lock was looked at.
+    dir: PathBuf,
 }
 
 fn verify_target(
@@ -162,6 +164,7 @@ fn verify_target(
                     snapshot,
                 },
                 master_pids: lock.holders,
+                dir: dir.to_path_buf(),
             })
         }
         Target::Directory(dir) => {
@@ -199,6 +202,7 @@ fn verify_target(
                     snapshot,
                 },
                 master_pids: dir.master_lock.holders,
+                dir: dir.path,
             })
         }
     }
@@ -242,6 +246,13 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
                     verdict: Verdict::of(&checked.findings, args.strict, busy),
                     counts: checked.findings.counts.clone(),
                     master_pids: checked.master_pids,
+                    master_lock: busy.then(|| {
+                        checked
+                            .dir
+                            .join(statedir::MASTER_LOCK)
+                            .display()
+                            .to_string()
+                    }),
                 });
                 all.extend(checked.findings);
             }
@@ -269,9 +280,18 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         verdict,
         exit_code: exit.code(),
         findings: all.examples,
-        next: verify::next_steps(&remedies),
+        next: if verdict == Verdict::Busy {
+            Vec::new()
+        } else {
+            verify::next_steps(&remedies)
+        },
         counts: all.counts,
         severities: all.by_severity,
+        files: all
+            .by_file
+            .into_iter()
+            .map(|(file, counts)| FileCounts { file, counts })
+            .collect(),
         checked: CHECKED,
         not_checkable: NOT_CHECKABLE,
         targets,

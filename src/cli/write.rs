@@ -230,6 +230,20 @@ pub fn run_paths<P: serde::Serialize>(
     Ok(report)
 }
 
+/// A compaction drops the lines upstream ignores; refuses when those hide
+/// records that `repair` can bring back, so that no lease is lost.
+pub fn refuse_hidden(path: &Path, hidden: &crate::repair::HiddenCount) -> anyhow::Result<()> {
+    if hidden.records > 0 {
+        anyhow::bail!(
+            "{}: {} hidden in lines upstream ignores (glued, behind a byte order mark or before a zero fill) would be dropped; run `leasejournal repair --apply {}` first. Nothing was changed",
+            path.display(),
+            crate::render::plural(hidden.records as u64, "record is", "records are"),
+            crate::verify::shell_quote(&path.display().to_string())
+        );
+    }
+    Ok(())
+}
+
 /// The exit status of a writing run: with `--check`, 1 when any file's
 /// plan would change something (`is_noop` says it would not); otherwise 0.
 pub fn exit_for<P: serde::Serialize>(report: &Report<P>, is_noop: impl Fn(&P) -> bool) -> Exit {

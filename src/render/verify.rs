@@ -68,7 +68,13 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
                 .map(|f| f.severity)
                 .max()
                 .unwrap_or(Severity::Info);
-            let total = r.counts.get(code).copied().unwrap_or(0);
+            let total = r
+                .files
+                .iter()
+                .find(|c| c.file == file)
+                .and_then(|c| c.counts.get(code))
+                .copied()
+                .unwrap_or(0);
             writeln!(
                 out,
                 "  {} {}  ×{}",
@@ -85,7 +91,7 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
                 }
             }
             let shown = examples.len() as u64;
-            if total > shown && r.targets.len() == 1 {
+            if total > shown {
                 writeln!(
                     out,
                     "      {}",
@@ -119,15 +125,16 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
         plural(n(Severity::Warning), "warning", "warnings"),
         count(n(Severity::Info))
     );
-    let busy: Vec<String> = r
-        .targets
-        .iter()
-        .filter(|t| !t.master_pids.is_empty())
-        .map(|t| {
+    let mut busy: Vec<String> = Vec::new();
+    for t in &r.targets {
+        if let Some(lock) = &t.master_lock {
             let pids: Vec<String> = t.master_pids.iter().map(|p| p.to_string()).collect();
-            format!("{} (pid {})", t.path, pids.join(", "))
-        })
-        .collect();
+            let held = format!("pid {} holds {lock}", pids.join(", "));
+            if !busy.contains(&held) {
+                busy.push(held);
+            }
+        }
+    }
     let line = match r.verdict {
         Verdict::Go => s.ok(&format!("verdict: go, safe to resume ({totals})")),
         Verdict::NoGo if r.severities.contains_key(&Severity::Error) => s.error(&format!(
@@ -140,8 +147,8 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
             "verdict: incomplete, a path could not be checked ({totals})"
         )),
         Verdict::Busy => s.error(&format!(
-            "verdict: busy, a master is running in {}; do not resume another ({totals})",
-            busy.join(", ")
+            "verdict: busy, a master is running ({}); do not resume another, and change nothing until it stops ({totals})",
+            busy.join("; ")
         )),
     };
     writeln!(out, "{line}")?;

@@ -147,6 +147,8 @@ fn repair_body(
             Hidden::Glued => format!("glued onto a torn fragment of {} bytes", g.fragment_bytes),
             Hidden::Bom => "behind a byte order mark".to_string(),
             Hidden::ZeroFill => format!("followed by {} NUL bytes", g.trailing_bytes),
+            Hidden::MissingNewline => "complete, but its newline is missing".to_string(),
+            Hidden::Appended => "appended onto the record before it".to_string(),
         };
         let action = match g.action {
             SalvageAction::Restored => "put back on a line of its own".to_string(),
@@ -360,6 +362,16 @@ fn compact_body(out: &mut dyn Write, m: &Measured, s: &Styles) -> io::Result<()>
             out,
             "  keeps       {} completed ids (lease + done each)",
             count(p.completed_kept as u64)
+        )?;
+    }
+    if m.hidden_dropped > 0 {
+        writeln!(
+            out,
+            "  drops       {}",
+            s.warn(&format!(
+                "{} hidden in lines upstream ignores (--drop-hidden; leasejournal repair would bring them back)",
+                plural(m.hidden_dropped as u64, "record", "records")
+            ))
         )?;
     }
     states(out, &p.before, &p.after)

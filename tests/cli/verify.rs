@@ -467,6 +467,9 @@ fn a_held_lock_is_a_live_master() {
         ],
     );
     assert_eq!((exit, &report["verdict"]), (3, &Value::from("busy")));
+    // The writing commands refuse a running master's directory: no next.
+    assert_eq!(report["counts"]["torn-tail"], 1);
+    assert_eq!(report["next"], serde_json::json!([]));
     // A journal inside the directory is as busy as the directory.
     let (exit, _) = verify_json(
         &["--ttl", LONG_TTL],
@@ -492,7 +495,7 @@ fn a_held_lock_is_a_live_master() {
         format!(
             "{shown}\n  warning live-master  ×1\n      .master-queue.lock is held by pid {pid}: a master is running\n\
              checked L1 L2 L4 L5 L6; L3 and L7 cannot be checked from files\n\
-             verdict: busy, a master is running in {shown} (pid {pid}); do not resume another (0 errors, 1 warning, 0 info)\n"
+             verdict: busy, a master is running (pid {pid} holds {shown}/.master-queue.lock); do not resume another, and change nothing until it stops (0 errors, 1 warning, 0 info)\n"
         )
     );
 }
@@ -757,7 +760,7 @@ fn human_report_groups_counts_and_ends_with_the_next_steps() {
         .code(1)
         .stderr("")
         .stdout(format!(
-            "{shown}\n  error   glued-record  ×1\n      line 2, offset 206, id c0bb847b6e99: a lease record for c0bb847b6e99e8eddc62b9a864febd6a0bcdf65c3284dec15417bcb0a7f93ed7 glued at byte 35 onto a torn fragment: upstream ignores both\n      fix: leasejournal repair --apply {shown}\n\
+            "{shown}\n  error   glued-record  ×1\n      line 2, offset 206, id c0bb847b6e99: upstream ignores the whole line; it hides a record upstream never sees: lease c0bb847b6e99 (glued onto a torn fragment)\n      fix: leasejournal repair --apply {shown}\n\
              checked L1 L2 L4 L5 L6; L3 and L7 cannot be checked from files\n\
              verdict: no-go, resuming now loses work or state (1 error, 0 warnings, 0 info)\n\
              next:\n  leasejournal repair --apply {shown}\nthen run verify again\n"

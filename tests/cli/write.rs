@@ -400,10 +400,16 @@ fn compact_writes_upstreams_bytes_and_by_default_keeps_completed() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("journal.jsonl");
         fs::copy(dir.join("journal.jsonl"), &path).unwrap();
-        lj().args(["compact", "--apply", "--no-backup", "--drop-completed"])
-            .arg(&path)
-            .assert()
-            .success();
+        lj().args([
+            "compact",
+            "--apply",
+            "--no-backup",
+            "--drop-completed",
+            "--drop-hidden",
+        ])
+        .arg(&path)
+        .assert()
+        .success();
         assert!(
             fs::read(&path).unwrap() == fs::read(dir.join("compacted.jsonl")).unwrap(),
             "{}: --drop-completed writes upstream's bytes",
@@ -411,7 +417,23 @@ fn compact_writes_upstreams_bytes_and_by_default_keeps_completed() {
         );
         fs::copy(dir.join("journal.jsonl"), &path).unwrap();
         let before = state(&path);
-        lj().args(["compact", "--apply", "--no-backup"])
+        // Records hidden in ignored lines are not dropped without consent.
+        let hides = lj()
+            .args(["repair", "--format=json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let hides: Value = serde_json::from_slice(&hides.stdout).unwrap();
+        let hidden = hides["files"][0]["plan"]["salvaged"].as_array().unwrap().len();
+        if hidden > 0 {
+            lj().args(["compact", "--apply", "--no-backup"])
+                .arg(&path)
+                .assert()
+                .code(2)
+                .stderr(contains("leasejournal repair --apply").and(contains("Nothing was changed")));
+            assert_eq!(state(&path), before);
+        }
+        lj().args(["compact", "--apply", "--no-backup", "--drop-hidden"])
             .arg(&path)
             .assert()
             .success();
@@ -1196,7 +1218,10 @@ fn sigkill_at_any_point_leaves_the_original_or_the_result() {
     let original = generated_journal(12 << 20);
     let work = tempfile::tempdir().unwrap();
     let cases = [
-        (crash_case(work.path(), &original, &["compact"]), false),
+        (
+            crash_case(work.path(), &original, &["compact", "--drop-hidden"]),
+            false,
+        ),
         (
             crash_case(
                 work.path(),
