@@ -214,7 +214,7 @@ pub fn hidden_records(
     for (i, h) in found.iter_mut().enumerate() {
         let followed = i + 1 < spans.len() || h.end < end;
         let after_record = i > 0 && spans[i - 1].1 == h.start;
-        h.hidden = if followed && h.start == start || followed && after_record {
+        h.hidden = if followed && (h.start == start || after_record) {
             Hidden::MissingNewline
         } else if after_record {
             Hidden::Appended
