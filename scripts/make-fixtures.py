@@ -105,6 +105,12 @@ write("lease-after-done", J, lines(lease(1), marker("done", 1), lease(1, time=T0
 write("orphan-done", J, lines(marker("done", 1)))
 write("orphan-reclaim", J, lines(marker("reclaim", 1)))
 write("legacy-clock-lease", J, lines(lease(1, clock=None, time=123456.789)))
+write("seed-missing", J, lines(lease(1)))
+twin = {"continuation": {"schema": "symcc-live-continuation-v1"}, "path": "/afl/queue/id:000009",
+        "target_branch": 9}
+twin_b = dict(twin, sha256="ab" * 32)
+write("requeued-twice", J, lines(*(dumps({"attempts": 1, "clock": "unix", "id": work_id(p), "op": "lease",
+                                           "payload": p, "time": T0, "worker": 1}) for p in (twin, twin_b))))
 write("future-lease", J, lines(lease(1, time=T0 + 3700)))
 write("clock-regression", J, lines(lease(1, time=T0 + 50), lease(2, time=T0 - 1000)))
 write("expired-lease", J, lines(lease(1)))
@@ -199,7 +205,10 @@ seed = dispatch("afl/queue/id:000001,orig:seed")
 cov = dispatch("afl/queue/id:000002,+cov", focus="0-15", target=4242,
                actions=[(4242, "solve"), (77, "sample")], prefix=[0, 1, 1],
                overrides={"SYMCC_SOLVER": "exact"})
-gone = dispatch("afl/queue/id:000003,+cov", target=9)
+# Its seed is gone, but it carries a live-state continuation.
+gone = dispatch("afl/queue/id:000003,+cov", target=9,
+                continuation={"schema": "symcc-live-continuation-v1",
+                              "parent": hashlib.sha256(b"state").hexdigest()})
 finished = dispatch("afl/queue/id:000004,+cov", target=12)
 # The crash cut the done of `seed` in the middle of its append.
 work = lines(lease_of(seed, 1, T0), lease_of(cov, 2, T0 + 1.5), lease_of(gone, 3, T0 + 3),

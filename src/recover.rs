@@ -123,6 +123,11 @@ pub struct Forecast {
     pub duplicates: usize,
     /// The first record resume appends.
     pub first_append: FirstAppend,
+    /// Records hidden in lines upstream ignores (glued, behind a byte order
+    /// mark, before a zero fill): resume does not see them, so it cannot
+    /// requeue their work; `repair` brings them back. Filled in by the
+    /// caller that observed the scan.
+    pub hidden_records: usize,
     /// The replay state now.
     pub before: StateView,
 }
@@ -160,6 +165,7 @@ pub fn forecast(
         dropped: count(|o| matches!(o, ResumeOutcome::Dropped { .. })),
         duplicates: 0,
         first_append,
+        hidden_records: 0,
         before: StateView::of(replay),
         reclaims,
     }

@@ -205,6 +205,16 @@ catalog! {
         "Its time is meaningless now, but resume reclaims and requeues every non-unix lease whatever its time, so L5 holds without any change to the file.",
         "recover_expired reclaims every non-unix lease unconditionally, and resume requeues its work.",
         "Nothing to do; resume migrates it (leasejournal recover shows the forecast)", None;
+    "seed-missing", Error, "protocol",
+        "An active lease whose payload has no path, or whose seed path is not a file on this host, and that has no continuation.",
+        "An error because resuming loses the work for good: resume reclaims the lease, cannot rebuild the work item and drops it, and nothing else remembers it. Relative paths are looked up from verify's working directory: run it where the master runs.",
+        "_recoverable_work_item_from_lease_payload returns None; the reclaim is appended all the same.",
+        "Restore the seed (mount the AFL output directory, run from the master's working directory) before resuming; leasejournal recover lists every item resume drops", None;
+    "requeued-twice", Warning, "protocol",
+        "Two active leases (in one journal, or one in each) that resume rebuilds into the same work item.",
+        "Resume does not de-duplicate: the work is queued, and runs, twice. Nothing is lost.",
+        "Appends the deferred journal's items, then the work journal's, to the queue as they come.",
+        "Nothing to do; leasejournal recover shows both", None;
     "future-lease", Warning, "protocol",
         "L4: an active unix-clock lease dated after now plus the skew.",
         "A wall-clock rollback or a bad time. Resume reclaims with a TTL of 0, so the work is requeued all the same; ages and TTL expiry at run time are unreliable.",
@@ -934,7 +944,7 @@ pub fn journal(
                 } else if s.ttl == 0.0 || age >= s.ttl {
                     findings.add(s, "expired-lease", file, at, || {
                         format!(
-                            "active lease of worker {} is {:.0} s old (TTL {}): resume reclaims and requeues it",
+                            "active lease of worker {} is {:.0} s old (TTL {}): resume reclaims it",
                             active.worker,
                             age.max(0.0),
                             crate::json::float_repr(s.ttl)
@@ -949,6 +959,40 @@ pub fn journal(
         summary: scan.summary,
         replay: scan.replay,
     })
+}
+
+/// The findings of resume's forecasts (`(file, forecast)` in the order
+/// resume reads the journals, duplicates already marked): work it drops
+/// (`seed-missing`) and work it queues twice (`requeued-twice`).
+pub fn resume(forecasts: &[(String, crate::recover::Forecast)], settings: &Settings) -> Findings {
+    use crate::recover::ResumeOutcome;
+    let mut f = Findings::default();
+    for (file, forecast) in forecasts {
+        for r in &forecast.reclaims {
+            let at = At {
+                line: Some(r.lease.line),
+                offset: None,
+                id: Some(Id::Work(r.lease.id)),
+            };
+            if let ResumeOutcome::Dropped { reason } = &r.outcome {
+                f.add(settings, "seed-missing", file, at, || {
+                    format!(
+                        "active lease of worker {}: resume reclaims it and drops its work, because {reason}",
+                        r.lease.worker
+                    )
+                });
+            }
+            if let Some((other, id)) = &r.duplicate_of {
+                f.add(settings, "requeued-twice", file, at, || {
+                    format!(
+                        "resume rebuilds it into the same work item as {} in {other}: the work is queued twice",
+                        &id.to_hex()[..12]
+                    )
+                });
+            }
+        }
+    }
+    f
 }
 
 /// Verifies a snapshot's bytes.
@@ -1158,8 +1202,14 @@ pub fn shell_quote(text: &str) -> String {
         && text
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_./,:@%+=-".contains(&b));
-    if plain {
+    // A path that starts with a dash would read as an option.
+    let text = if text.starts_with('-') {
+        format!("./{text}")
+    } else {
         text.to_string()
+    };
+    if plain {
+        text
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))
     }
@@ -1316,7 +1366,7 @@ mod tests {
         for c in CATALOG {
             assert!(seen.insert(c.code), "duplicate {}", c.code);
         }
-        assert_eq!(CATALOG.len(), 38);
+        assert_eq!(CATALOG.len(), 40);
         for reason in [
             IgnoreReason::Blank,
             IgnoreReason::TornTail,
@@ -1339,6 +1389,15 @@ mod tests {
         ] {
             assert!(lookup(ignore_code(reason)).is_some());
         }
+    }
+
+    #[test]
+    fn remedies_quote_what_a_shell_would_split_or_read_as_an_option() {
+        assert_eq!(shell_quote("/out/run1"), "/out/run1");
+        assert_eq!(shell_quote("run 1"), "'run 1'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote("-x"), "./-x");
+        assert_eq!(shell_quote("$HOME"), "'$HOME'");
     }
 
     #[test]

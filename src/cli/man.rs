@@ -219,8 +219,8 @@ fn extra(name: &str) -> Extra {
                 (
                     "JSON OUTPUT",
                     &[
-                        "{\"schema_version\":2,\"verdict\":\"go\"|\"no-go\"|\"incomplete\"|\"busy\",\"exit_code\",\"findings\":[{\"code\",\"severity\",\"file\",\"line\",\"offset\",\"id\",\"message\",\"fix\"}],\"next\":[command],\"counts\":{code:n},\"severities\":{severity:n},\"checked\":[\"L1\",\"L2\",\"L4\",\"L5\",\"L6\"],\"not_checkable\":[\"L3\",\"L7\"],\"targets\":[{\"path\",\"kind\",\"verdict\",\"counts\",\"master_pids\"}],\"errors\":[{\"path\",\"message\"}],\"settings\":{...}}. exit_code is always the process's exit status. Counts are exact; findings hold at most --max-examples per code; fix is null where no command fixes the finding.",
-                        "Changes from schema_version 1: verdict ok/warnings/errors became go/no-go/incomplete/busy; exit_code, next, findings[].fix and targets[].master_pids were added.",
+                        "{\"schema_version\":2,\"verdict\":\"go\"|\"no-go\"|\"incomplete\"|\"busy\",\"exit_code\",\"findings\":[{\"code\",\"severity\",\"file\",\"line\",\"offset\",\"id\",\"message\",\"fix\"}],\"next\":[command],\"counts\":{code:n},\"severities\":{severity:n},\"checked\":[\"L1\",\"L2\",\"L4\",\"L5\",\"L6\"],\"not_checkable\":[\"L3\",\"L7\"],\"files\":[{\"file\",\"counts\"}],\"targets\":[{\"path\",\"kind\",\"verdict\",\"counts\",\"master_pids\",\"master_lock\"}],\"errors\":[{\"path\",\"message\"}],\"settings\":{...}}. exit_code is always the process's exit status. Counts are exact; findings hold at most --max-examples per code; fix is null where no command fixes the finding.",
+                        "Changes from schema_version 1: verdict ok/warnings/errors became go/no-go/incomplete/busy; exit_code, next, files, findings[].fix, targets[].master_pids and targets[].master_lock were added. next is empty while the verdict is busy.",
                     ],
                 ),
             ],

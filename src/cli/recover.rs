@@ -112,19 +112,26 @@ drop work on purpose, `leasejournal recover --discard --apply` with --all, --ttl
 
 /// Forecasts resume for every journal of PATH.
 fn forecast(args: &RecoverArgs, now: f64) -> anyhow::Result<ForecastReport> {
-    let (_, files) = write::targets(&args.path, args.write.kind, &[Kind::Journal])?;
+    // A state directory without journals: resume has nothing to requeue.
+    let files = match write::targets(&args.path, args.write.kind, &[Kind::Journal]) {
+        Ok((_, files)) => files,
+        Err(_) if args.path.is_dir() && statedir::examine(&args.path, None).is_ok() => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
     let mut forecasts = Vec::new();
     for (path, _) in &files {
         let (file, meta) = statedir::open_regular(path)?;
         let bar = args.progress.bar(path, meta.len(), args.output.format);
         let progress = |n| bar.inc(n);
         let src = Positional::file(&file, meta.len()).with_progress(&progress);
-        let scan = journal::scan(src, &mut ())
+        let mut hidden = crate::repair::HiddenCount::default();
+        let scan = journal::scan(src, &mut hidden)
             .map_err(|e| anyhow::anyhow!("{}: read error: {e}", path.display()))?;
         bar.finish_and_clear();
-        let forecast = recover::forecast(&scan.replay, &scan.summary.tail, now, |p| {
+        let mut forecast = recover::forecast(&scan.replay, &scan.summary.tail, now, |p| {
             Path::new(p).is_file()
         });
+        forecast.hidden_records = hidden.records;
         forecasts.push(ForecastFile {
             path: path.display().to_string(),
             forecast,
@@ -262,7 +269,12 @@ pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     }
     let now = args.now.unwrap_or_else(system_now);
     if !args.discard {
-        if args.write.apply || args.write.output.is_some() || args.write.check {
+        if args.write.check {
+            anyhow::bail!(
+                "recover --check goes with --discard: the forecast changes nothing. Nothing was changed"
+            );
+        }
+        if args.write.apply || args.write.output.is_some() {
             anyhow::bail!("{NO_APPLY}");
         }
         let report = forecast(args, now)?;

@@ -11,6 +11,7 @@ use super::inspect::KindArg;
 use super::load::{self, Bar, Target};
 use super::output::{Format, OutputArgs, ProgressArgs, parse_now, parse_seconds, system_now};
 use crate::journal::Positional;
+use crate::recover::{self, Forecast};
 use crate::render;
 use crate::statedir::{self, InputError, Kind};
 use crate::verify::{
@@ -24,6 +25,11 @@ use crate::verify::{
 /// finding with a stable code, a severity, the file, the line and byte
 /// offset, the id and a message; `leasejournal explain CODE` says what a
 /// code means, what upstream does with it and which command fixes it.
+///
+/// It also forecasts the master's resume as `recover` does: an active
+/// lease whose seed is not a file here and that has no continuation
+/// (seed-missing; relative paths are looked up from the current directory,
+/// so run it where the master runs), and work resume would queue twice.
 ///
 /// Every finding's severity answers one question: does resuming now lose,
 /// duplicate or misattribute work? Where a command fixes a finding, the
@@ -89,6 +95,8 @@ fn parse_code(text: &str) -> Result<String, String> {
         .ok_or_else(|| format!("{text:?} is not a finding code (see leasejournal explain --list)"))
 }
 
+/// Checks one file; for a journal, also forecasts what resume does with
+/// its leases (seed paths looked up from the current directory).
 fn verify_file(
     path: &Path,
     kind: Kind,
@@ -96,7 +104,7 @@ fn verify_file(
     mut file: std::fs::File,
     settings: &Settings,
     bar: Bar<'_>,
-) -> Result<Findings, InputError> {
+) -> Result<(Findings, Option<Forecast>), InputError> {
     let shown = path.display().to_string();
     match kind {
         Kind::Journal => {
@@ -106,7 +114,13 @@ fn verify_file(
             let progress = |n| bar.inc(n);
             let src = Positional::file(&file, len).with_progress(&progress);
             let result = verify::journal(src, &shown, deferred, settings)
-                .map(|v| v.findings)
+                .map(|v| {
+                    let forecast =
+                        recover::forecast(&v.replay, &v.summary.tail, settings.now, |p| {
+                            Path::new(p).is_file()
+                        });
+                    (v.findings, Some(forecast))
+                })
                 .map_err(|e| InputError::new(path, format!("read error: {e}")));
             bar.finish_and_clear();
             result
@@ -115,9 +129,20 @@ fn verify_file(
             let mut bytes = prefix;
             file.read_to_end(&mut bytes)
                 .map_err(|e| InputError::new(path, format!("read error: {e}")))?;
-            Ok(verify::snapshot(&bytes, &shown, settings))
+            Ok((verify::snapshot(&bytes, &shown, settings), None))
         }
     }
+}
+
+/// The findings of resume's forecasts for a checked path's journals, in
+/// the order resume reads them.
+fn resume_findings(mut forecasts: Vec<(String, Forecast)>, settings: &Settings) -> Findings {
+    let mut named: Vec<(&str, &mut Forecast)> = forecasts
+        .iter_mut()
+        .map(|(file, f)| (file.as_str(), f))
+        .collect();
+    recover::mark_duplicates(&mut named);
+    verify::resume(&forecasts, settings)
 }
 
 /// What checking one path gave.
@@ -156,9 +181,13 @@ fn verify_target(
                 Kind::Journal => ("journal", None),
                 Kind::Snapshot => ("snapshot", Some(shown.clone())),
             };
+            let (mut findings, forecast) = verify_file(&path, kind, prefix, file, settings, bar)?;
+            if let Some(forecast) = forecast {
+                findings.extend(resume_findings(vec![(shown.clone(), forecast)], settings));
+            }
             Ok(Checked {
                 kind: name,
-                findings: verify_file(&path, kind, prefix, file, settings, bar)?,
+                findings,
                 remedies: RemedyTargets {
                     repair: shown,
                     snapshot,
@@ -180,20 +209,20 @@ fn verify_target(
                 settings,
             );
             let mut snapshot = None;
+            let mut forecasts = Vec::new();
             for (file_path, kind) in &dir.files {
                 let (file, _) = statedir::open_regular(file_path)?;
                 if *kind == Kind::Snapshot {
                     snapshot = Some(file_path.display().to_string());
                 }
-                findings.extend(verify_file(
-                    file_path,
-                    *kind,
-                    Vec::new(),
-                    file,
-                    settings,
-                    bar,
-                )?);
+                let (found, forecast) =
+                    verify_file(file_path, *kind, Vec::new(), file, settings, bar)?;
+                findings.extend(found);
+                if let Some(forecast) = forecast {
+                    forecasts.push((file_path.display().to_string(), forecast));
+                }
             }
+            findings.extend(resume_findings(forecasts, settings));
             Ok(Checked {
                 kind: "directory",
                 findings,

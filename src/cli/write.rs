@@ -34,11 +34,11 @@ pub struct WriteArgs {
     pub output: Option<PathBuf>,
 
     /// Do not keep a copy of a file changed in place.
-    #[arg(long = "no-backup")]
+    #[arg(long = "no-backup", conflicts_with = "output")]
     pub no_backup: bool,
 
     /// Keep backups in DIR instead of next to the file.
-    #[arg(long = "backup-dir", value_name = "DIR", conflicts_with = "no_backup")]
+    #[arg(long = "backup-dir", value_name = "DIR", conflicts_with_all = ["no_backup", "output"])]
     pub backup_dir: Option<PathBuf>,
 
     /// Wait up to SECONDS for a running master to release the lock instead

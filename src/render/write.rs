@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use super::{Styles, age, count, plural, printable, table};
 use crate::compact::Measured;
-use crate::journal::Clock;
+use crate::journal::{Clock, TailState};
 use crate::migrate::{Migration, SnapshotPlan};
 use crate::plan::{Mode, Outcome, Reclaim, Report, StateView};
 use crate::recover::{Discard, ForecastReport, ResumeOutcome};
@@ -104,17 +104,7 @@ fn lease_cells(r: &Reclaim, s: &Styles) -> Vec<String> {
     ]
 }
 
-fn tail_line(
-    out: &mut dyn Write,
-    tail: &TailFix,
-    keeps_backup: bool,
-    s: &Styles,
-) -> io::Result<()> {
-    let kept = if keeps_backup {
-        "the backup keeps them"
-    } else {
-        "--no-backup: they are not kept"
-    };
+fn tail_line(out: &mut dyn Write, tail: &TailFix, kept: &str, s: &Styles) -> io::Result<()> {
     let text = match *tail {
         TailFix::None => "clean".to_string(),
         TailFix::Cut {
@@ -135,13 +125,17 @@ fn tail_line(
     writeln!(out, "  tail        {text}")
 }
 
-fn repair_body(
-    out: &mut dyn Write,
-    p: &repair::Plan,
-    keeps_backup: bool,
-    s: &Styles,
-) -> io::Result<()> {
-    tail_line(out, &p.tail, keeps_backup, s)?;
+/// Where the bytes a change removes stay.
+fn kept<P: serde::Serialize>(mode: Mode, o: &Outcome<P>) -> &'static str {
+    match mode {
+        Mode::Output => "the source file keeps them",
+        _ if o.keeps_backup => "the backup keeps them",
+        _ => "--no-backup: they are not kept",
+    }
+}
+
+fn repair_body(out: &mut dyn Write, p: &repair::Plan, kept: &str, s: &Styles) -> io::Result<()> {
+    tail_line(out, &p.tail, kept, s)?;
     for g in &p.salvaged {
         let hidden = match g.hidden {
             Hidden::Glued => format!("glued onto a torn fragment of {} bytes", g.fragment_bytes),
@@ -186,7 +180,7 @@ fn repair_body(
 pub fn repair(out: &mut dyn Write, r: &Report<repair::Plan>, s: &Styles) -> io::Result<()> {
     for o in &r.files {
         header(out, "repair", r.mode, o, s)?;
-        repair_body(out, &o.plan, o.keeps_backup, s)?;
+        repair_body(out, &o.plan, kept(r.mode, o), s)?;
         footer(out, o, s)?;
     }
     Ok(())
@@ -194,6 +188,13 @@ pub fn repair(out: &mut dyn Write, r: &Report<repair::Plan>, s: &Styles) -> io::
 
 /// Writes a recover forecast.
 pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Result<()> {
+    if r.files.is_empty() {
+        writeln!(
+            out,
+            "{} no journal: resume has no lease to reclaim and nothing to requeue",
+            s.bold("recover")
+        )?;
+    }
     for f in &r.files {
         let p = &f.forecast;
         writeln!(
@@ -245,9 +246,10 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
             for q in &p.reclaims {
                 let mut cells = lease_cells(&q.lease, s);
                 let mut fate = match &q.outcome {
-                    ResumeOutcome::Requeued => match &q.item {
-                        Some(item) => format!("requeued ({} fields)", item.fields),
-                        None => "requeued".into(),
+                    ResumeOutcome::Requeued => match q.item.as_ref().map(|i| i.fields) {
+                        Some(6) => "requeued with its continuation".into(),
+                        Some(5) => "requeued with its actions and schedule".into(),
+                        _ => "requeued".into(),
                     },
                     ResumeOutcome::RequeuedIfContinuationValid => {
                         s.warn("requeued if its continuation is valid")
@@ -271,17 +273,31 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
             }
             writeln!(out, "{t}")?;
         }
+        if p.hidden_records > 0 {
+            writeln!(
+                out,
+                "  hidden      {}",
+                s.error(&format!(
+                    "{} in lines upstream ignores: resume does not see them and cannot requeue their work; leasejournal repair --apply brings them back",
+                    plural(p.hidden_records as u64, "record", "records")
+                ))
+            )?;
+        }
         let first = &p.first_append;
         let what = match first.id {
             Some(id) => format!("the reclaim of {}", &id.to_hex()[..12]),
             None => "the first dispatch's lease".to_string(),
         };
         if first.glues {
+            let onto = match p.tail.state {
+                TailState::Unterminated => "onto the last record, which has no newline,",
+                _ => "onto the torn last line",
+            };
             writeln!(
                 out,
                 "  first       {}",
                 s.error(&format!(
-                    "{what} glues onto the unterminated last line and is lost on the next load: run leasejournal repair --apply first"
+                    "{what} glues {onto} and is lost on the next load: run leasejournal repair --apply first"
                 ))
             )?;
         } else {
@@ -296,7 +312,7 @@ pub fn discard(out: &mut dyn Write, r: &Report<Discard>, s: &Styles) -> io::Resu
     for o in &r.files {
         header(out, "recover --discard", r.mode, o, s)?;
         let p = &o.plan;
-        tail_line(out, &p.tail, o.keeps_backup, s)?;
+        tail_line(out, &p.tail, kept(r.mode, o), s)?;
         writeln!(
             out,
             "  discard     {}{}",

@@ -14,14 +14,20 @@ use crate::support::{cases, fixture, json_ok, lj};
 const NOW: &str = "1754550100";
 const LONG_TTL: &str = "1000000000";
 
-/// Runs verify --format json and returns (exit code, report).
+/// Runs verify --format json and returns (exit code, report). The
+/// fixtures' seeds (/afl/queue/…) do not exist here, so `seed-missing`
+/// is muted but for its own fixture.
 fn verify_json(args: &[&str], paths: &[PathBuf]) -> (i32, Value) {
-    let out = lj()
-        .args(["verify", "--format=json", "--max-examples=0", "--now", NOW])
-        .args(args)
-        .args(paths)
-        .output()
-        .unwrap();
+    let mut cmd = lj();
+    cmd.args(["verify", "--format=json", "--max-examples=0", "--now", NOW])
+        .args(args);
+    if !paths
+        .iter()
+        .any(|p| p.to_string_lossy().contains("seed-missing"))
+    {
+        cmd.arg("--ignore=seed-missing");
+    }
+    let out = cmd.args(paths).output().unwrap();
     let code = out.status.code().unwrap();
     let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
@@ -187,6 +193,20 @@ const CASES: &[Case] = &[
         &[],
         Some(1),
         "info",
+    ),
+    (
+        "seed-missing",
+        "seed-missing/journal.jsonl",
+        &[],
+        Some(1),
+        "error",
+    ),
+    (
+        "requeued-twice",
+        "requeued-twice/journal.jsonl",
+        &[],
+        Some(1),
+        "warning",
     ),
     (
         "future-lease",
@@ -485,6 +505,7 @@ fn a_held_lock_is_a_live_master() {
         .stderr("");
     let out = lj()
         .args(["verify", "--now", NOW, "--ttl", LONG_TTL, "--color=never"])
+        .args(["--ignore", "seed-missing"])
         .arg(dir.path())
         .output()
         .unwrap();
@@ -709,12 +730,19 @@ fn options_ignore_max_examples_and_quiet() {
         .code(1)
         .stdout("")
         .stderr("");
-    lj().args(["verify", "--quiet", "--ignore", "torn-tail"])
-        .arg(&torn)
-        .assert()
-        .code(0)
-        .stdout("")
-        .stderr("");
+    lj().args([
+        "verify",
+        "--quiet",
+        "--ignore",
+        "torn-tail",
+        "--ignore",
+        "seed-missing",
+    ])
+    .arg(&torn)
+    .assert()
+    .code(0)
+    .stdout("")
+    .stderr("");
     lj().args(["verify", "--ignore", "no-such-code"])
         .arg(&path)
         .assert()
@@ -755,6 +783,7 @@ fn human_report_groups_counts_and_ends_with_the_next_steps() {
     let path = fixture("verify/glued-record/journal.jsonl");
     let shown = path.display();
     lj().args(["verify", "--now", NOW, "--ttl", LONG_TTL])
+        .args(["--ignore", "seed-missing"])
         .arg(&path)
         .assert()
         .code(1)
@@ -765,7 +794,14 @@ fn human_report_groups_counts_and_ends_with_the_next_steps() {
              verdict: no-go, resuming now loses work or state (1 error, 0 warnings, 0 info)\n\
              next:\n  leasejournal repair --apply {shown}\nthen run verify again\n"
         ));
+    // Their seeds (/afl/queue/…) are not on this host: resume would drop
+    // the work.
     lj().args(["verify", "--now", NOW])
+        .arg(fixture("samples"))
+        .assert()
+        .code(1)
+        .stdout(contains("error   seed-missing  ×3"));
+    lj().args(["verify", "--now", NOW, "--ignore", "seed-missing"])
         .arg(fixture("samples"))
         .assert()
         .success()
@@ -814,4 +850,153 @@ fn explain_prints_the_catalog_entry() {
         .code(2)
         .stderr(contains("unknown finding code \"nope\""));
     lj().arg("explain").assert().code(2);
+}
+
+/// The lease lines of fixtures/verify/double-lease and lease-after-done,
+/// for building journals by hand.
+fn fixture_lines(rel: &str) -> Vec<String> {
+    fs::read_to_string(fixture("verify").join(rel))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Active and completed ids of a journal, as `inspect` lists them.
+fn ids(path: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(path));
+    let list = |key: &str, field: Option<&str>| -> Vec<String> {
+        v[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| field.map_or(x, |f| &x[f]).as_str().unwrap().to_string())
+            .collect()
+    };
+    (list("active", Some("id")), list("completed", None))
+}
+
+#[test]
+fn records_hidden_anywhere_in_a_line_are_found_and_repaired() {
+    // lease-after-done: lease A, done A, lease A again; glued-record: a
+    // lease of B behind a torn fragment.
+    let l = fixture_lines("lease-after-done/journal.jsonl");
+    let (lease_a, done_a) = (&l[0], &l[1]);
+    let lease_b = &fixture_lines("corrupt-line/journal.jsonl")[2];
+    let id = |line: &str| {
+        serde_json::from_str::<Value>(line).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (a, b) = (id(lease_a), id(lease_b));
+    // (journal, code verify reports, active after repair, completed after)
+    let cases: Vec<(String, &str, Vec<&String>, Vec<&String>)> = vec![
+        // A complete lease whose newline is missing, with another appended.
+        (
+            format!("{lease_a}{lease_b}\n"),
+            "glued-record",
+            vec![&a, &b],
+            vec![],
+        ),
+        // A done appended onto a lease: the done completes it.
+        (
+            format!("{lease_a}\n{done_a}{lease_b}\n"),
+            "glued-record",
+            vec![&b],
+            vec![&a],
+        ),
+        // A complete record followed by garbage, in the middle of the file.
+        (
+            format!("{lease_a}garbage\n{lease_b}\n"),
+            "glued-record",
+            vec![&a, &b],
+            vec![],
+        ),
+        // Two byte order marks in front of the first record.
+        (
+            format!("\u{feff}\u{feff}{lease_a}\n{lease_b}\n"),
+            "bom",
+            vec![&a, &b],
+            vec![],
+        ),
+        // A record followed by the NULs of a power loss.
+        (
+            format!("{lease_b}\n{lease_a}\0\0\0"),
+            "zero-filled-tail",
+            vec![&a, &b],
+            vec![],
+        ),
+    ];
+    for (text, code, active, completed) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        fs::write(&path, &text).unwrap();
+        let (exit, report) = verify_json(&["--ttl", LONG_TTL], std::slice::from_ref(&path));
+        assert_eq!(exit, 1, "{text:?}: {report}");
+        assert!(report["counts"].get(code).is_some(), "{text:?}: {report}");
+        let fix = format!("leasejournal repair --apply {}", path.display());
+        assert_eq!(report["next"], serde_json::json!([fix]), "{text:?}");
+        run_remedy(&fix);
+        let (exit, again) = verify_json(&["--ttl", LONG_TTL], std::slice::from_ref(&path));
+        assert_eq!(exit, 0, "{text:?}: {again}");
+        let (mut got_active, got_completed) = ids(&path);
+        got_active.sort();
+        let mut want: Vec<String> = active.into_iter().cloned().collect();
+        want.sort();
+        assert_eq!(got_active, want, "{text:?}");
+        let want: Vec<String> = completed.into_iter().cloned().collect();
+        assert_eq!(got_completed, want, "{text:?}");
+    }
+    // A BOM in front of a line that holds no record hides nothing: a
+    // warning with no fix.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    fs::write(&path, format!("\u{feff}\n{lease_a}\n")).unwrap();
+    let (exit, report) = verify_json(&["--ttl", LONG_TTL], std::slice::from_ref(&path));
+    assert_eq!(exit, 0, "{report}");
+    assert_eq!(report["findings"][0]["code"], "bom");
+    assert_eq!(report["findings"][0]["severity"], "warning");
+    assert_eq!(report["findings"][0]["fix"], Value::Null);
+    assert_eq!(report["next"], serde_json::json!([]));
+}
+
+#[test]
+fn text_counts_are_per_file_and_remedies_quote_paths() {
+    // Two journals with one expired lease each: each shows ×1.
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("-run 1");
+    fs::create_dir(&run).unwrap();
+    let lease = &fixture_lines("expired-lease/journal.jsonl")[0];
+    fs::write(run.join(".work_leases.jsonl"), format!("{lease}\n")).unwrap();
+    fs::write(
+        run.join(".dispatch_protocol_deferred.jsonl"),
+        format!("{lease}\n{{\"torn"),
+    )
+    .unwrap();
+    let out = lj()
+        .args([
+            "verify",
+            "--now",
+            NOW,
+            "--color=never",
+            "--ignore=seed-missing",
+            "--",
+        ])
+        .arg("-run 1")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.matches("info    expired-lease  ×1").count(),
+        2,
+        "{text}"
+    );
+    assert!(!text.contains("more"), "{text}");
+    assert!(
+        text.contains("\n  leasejournal repair --apply './-run 1'\n"),
+        "{text}"
+    );
 }

@@ -303,11 +303,7 @@ fn recover_never_reclaims_unless_told_to_discard() {
     let dir = copy_dir(&fixture("verify/torn-tail"));
     let path = dir.path().join("journal.jsonl");
     let before = fs::read(&path).unwrap();
-    for extra in [
-        &["--apply"][..],
-        &["--output", "x.jsonl"][..],
-        &["--check"][..],
-    ] {
+    for extra in [&["--apply"][..], &["--output", "x.jsonl"][..]] {
         lj().arg("recover")
             .args(extra)
             .arg(&path)
@@ -424,13 +420,18 @@ fn compact_writes_upstreams_bytes_and_by_default_keeps_completed() {
             .output()
             .unwrap();
         let hides: Value = serde_json::from_slice(&hides.stdout).unwrap();
-        let hidden = hides["files"][0]["plan"]["salvaged"].as_array().unwrap().len();
+        let hidden = hides["files"][0]["plan"]["salvaged"]
+            .as_array()
+            .unwrap()
+            .len();
         if hidden > 0 {
             lj().args(["compact", "--apply", "--no-backup"])
                 .arg(&path)
                 .assert()
                 .code(2)
-                .stderr(contains("leasejournal repair --apply").and(contains("Nothing was changed")));
+                .stderr(
+                    contains("leasejournal repair --apply").and(contains("Nothing was changed")),
+                );
             assert_eq!(state(&path), before);
         }
         lj().args(["compact", "--apply", "--no-backup", "--drop-hidden"])
@@ -1349,4 +1350,98 @@ fn upstream_disagreements_are_settled() {
         .assert()
         .code(2)
         .stderr(contains("does not parse"));
+}
+
+#[test]
+fn compact_keeps_hidden_records_unless_told_and_the_forecast_names_them() {
+    let dir = copy_dir(&fixture("verify/glued-record"));
+    let path = dir.path().join("journal.jsonl");
+    let before = fs::read(&path).unwrap();
+    for args in [
+        &["compact"][..],
+        &["compact", "--apply"],
+        &["migrate", "--rewrite", "--apply"],
+    ] {
+        let out = lj().args(args).arg(&path).output().unwrap();
+        if args[0] == "migrate" {
+            // No clock-less record: nothing to rewrite, nothing dropped.
+            assert_eq!(out.status.code(), Some(0), "{args:?}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "leasejournal: {}: 1 record is hidden in lines upstream ignores (glued, behind a byte order mark or before a zero fill) would be dropped; run `leasejournal repair --apply {}` first. Nothing was changed\n",
+                path.display(),
+                path.display()
+            )
+        );
+    }
+    assert_eq!(fs::read(&path).unwrap(), before);
+    lj().args(["compact", "--drop-hidden", "--color=never"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(contains(
+            "  drops       1 record hidden in lines upstream ignores (--drop-hidden; leasejournal repair would bring them back)\n",
+        ));
+    lj().args(["recover", "--color=never", "--now=1754550100"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(contains(
+            "  hidden      1 record in lines upstream ignores: resume does not see them and cannot requeue their work; leasejournal repair --apply brings them back\n",
+        ));
+    for (fixture_dir, onto) in [
+        ("torn-tail", "glues onto the torn last line and"),
+        (
+            "unterminated-tail",
+            "glues onto the last record, which has no newline, and",
+        ),
+    ] {
+        lj().args(["recover", "--color=never", "--now=1754550100"])
+            .arg(fixture(&format!("verify/{fixture_dir}/journal.jsonl")))
+            .assert()
+            .success()
+            .stdout(contains(onto));
+    }
+}
+
+#[test]
+fn output_and_check_say_what_they_do() {
+    let dir = copy_dir(&fixture("verify/torn-tail"));
+    let path = dir.path().join("journal.jsonl");
+    let out_file = dir.path().join("fixed.jsonl");
+    lj().args(["repair", "--color=never", "--output"])
+        .arg(&out_file)
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(contains("(the source file keeps them)"));
+    for extra in [
+        &["--no-backup"][..],
+        &["--backup-dir", "/tmp"],
+        &["--apply"],
+    ] {
+        lj().args(["repair", "--output"])
+            .arg(dir.path().join("other.jsonl"))
+            .args(extra)
+            .arg(&path)
+            .assert()
+            .code(2)
+            .stderr(contains("cannot be used with"));
+    }
+    lj().args(["recover", "--check"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(contains("recover --check goes with --discard"));
+    // A directory with only a snapshot: resume has nothing to requeue.
+    let snap = copy_dir(&fixture("verify/missing-journal"));
+    lj().args(["recover", "--color=never"])
+        .arg(snap.path())
+        .assert()
+        .success()
+        .stdout("recover no journal: resume has no lease to reclaim and nothing to requeue\n");
 }
