@@ -113,10 +113,18 @@ fn discard_reclaims_upstreams_ids_in_upstreams_order_and_exports_them() {
             .collect();
         let ids: Vec<&Value> = tail.iter().rev().map(|r| &r["id"]).collect();
         assert_eq!(ids, want, "{}: appended records", dir.display());
-        assert!(
-            tail.iter()
-                .all(|r| r["op"] == "reclaim" && r["clock"] == "unix")
-        );
+        // Byte for byte what upstream's recover_expired appends.
+        let upstream: String = want
+            .iter()
+            .map(|id| {
+                format!(
+                    "{{\"clock\":\"unix\",\"id\":\"{}\",\"op\":\"reclaim\",\"time\":{}}}\n",
+                    id.as_str().unwrap(),
+                    leasejournal::json::float_repr(now)
+                )
+            })
+            .collect();
+        assert!(text.ends_with(&upstream), "{}: appended bytes", dir.display());
         // Every discarded lease is in the export, in the same order, as
         // upstream's compaction writes it.
         let exported = exports(&path);
