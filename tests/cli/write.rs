@@ -67,6 +67,26 @@ fn exports(path: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The ids upstream's `recover_expired` reclaims, in order, as a fidelity
+/// case's expected.json lists them.
+fn reclaimed_in_order(expected: &Value) -> Vec<&Value> {
+    expected["recover"]["reclaimed_in_order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect()
+}
+
+/// The `id` members of a JSON array of leases.
+fn ids_of(leases: &Value) -> Vec<&Value> {
+    leases
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["id"])
+        .collect()
+}
+
 #[test]
 fn discard_reclaims_upstreams_ids_in_upstreams_order_and_exports_them() {
     for dir in cases(&['j', 'w']) {
@@ -91,18 +111,13 @@ fn discard_reclaims_upstreams_ids_in_upstreams_order_and_exports_them() {
             .arg(format!("--limit={}", params["limit"]))
             .arg(&path),
         );
-        let planned: Vec<&Value> = report["files"][0]["plan"]["reclaims"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| &r["id"])
-            .collect();
-        let want: Vec<&Value> = expected["recover"]["reclaimed_in_order"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .collect();
-        assert_eq!(planned, want, "{}", dir.display());
+        let want = reclaimed_in_order(&expected);
+        assert_eq!(
+            ids_of(&report["files"][0]["plan"]["reclaims"]),
+            want,
+            "{}",
+            dir.display()
+        );
         // The file ends with exactly those reclaim records, in that order.
         let text = String::from_utf8_lossy(&fs::read(&path).unwrap()).into_owned();
         let tail: Vec<Value> = text
@@ -124,7 +139,11 @@ fn discard_reclaims_upstreams_ids_in_upstreams_order_and_exports_them() {
                 )
             })
             .collect();
-        assert!(text.ends_with(&upstream), "{}: appended bytes", dir.display());
+        assert!(
+            text.ends_with(&upstream),
+            "{}: appended bytes",
+            dir.display()
+        );
         // Every discarded lease is in the export, in the same order, as
         // upstream's compaction writes it.
         let exported = exports(&path);
@@ -178,18 +197,12 @@ fn the_forecast_is_upstreams_resume() {
         assert_eq!(report["schema_version"], 2);
         assert_eq!(report["mode"], "forecast");
         let file = &report["files"][0];
-        let ids: Vec<&Value> = file["reclaims"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| &r["id"])
-            .collect();
-        let want: Vec<&Value> = expected["recover"]["reclaimed_in_order"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .collect();
-        assert_eq!(ids, want, "{}", dir.display());
+        assert_eq!(
+            ids_of(&file["reclaims"]),
+            reclaimed_in_order(&expected),
+            "{}",
+            dir.display()
+        );
         let glues = matches!(
             file["tail"]["state"].as_str(),
             Some("torn" | "unterminated")
