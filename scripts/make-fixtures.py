@@ -131,6 +131,9 @@ write("stale-temp-file", ".work_leases.jsonl.4242.99.tmp", lease(1)[:30])
 write("live-master", ".work_leases.jsonl", lines(lease(1)))
 write("live-master", ".master-queue.lock", "")
 write("missing-journal", ".state_tasks.json", snapshot([stats(TASK_A)]))
+write("leasejournal-backups", ".work_leases.jsonl", lines(lease(1)))
+write("leasejournal-backups", ".work_leases.jsonl.bak.20261201T000000Z", lines(lease(1)) + '{"torn')
+write("leasejournal-backups", ".work_leases.jsonl.discarded.20261201T000100Z.jsonl", lines(lease(2)))
 
 
 # ---- diff pairs ----------------------------------------------------------

@@ -487,6 +487,31 @@ pub fn replace(
     produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     check: impl FnOnce(&mut Reread<'_>) -> Result<Publish, String> + Send,
 ) -> Result<Publish, WriteError> {
+    replace_then(target, like, must_not_exist, produce, check, || Ok(()))
+}
+
+/// [`replace`] in place, with `before_rename` run once the temporary file
+/// is written, checked and found to change something, right before it is
+/// renamed over `target` (the backup: none is made for a change that turns
+/// out to change nothing). If it fails, nothing is renamed.
+pub fn replace_in_place(
+    target: &Path,
+    like: &fs::Metadata,
+    produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    check: impl FnOnce(&mut Reread<'_>) -> Result<Publish, String> + Send,
+    before_rename: impl FnOnce() -> Result<(), WriteError>,
+) -> Result<Publish, WriteError> {
+    replace_then(target, Some(like), false, produce, check, before_rename)
+}
+
+fn replace_then(
+    target: &Path,
+    like: Option<&fs::Metadata>,
+    must_not_exist: bool,
+    produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    check: impl FnOnce(&mut Reread<'_>) -> Result<Publish, String> + Send,
+    before_rename: impl FnOnce() -> Result<(), WriteError>,
+) -> Result<Publish, WriteError> {
     if must_not_exist && fs::symlink_metadata(target).is_ok() {
         return Err(WriteError::Exists {
             path: target.to_path_buf(),
@@ -595,6 +620,7 @@ pub fn replace(
             let _ = fs::remove_file(&temp);
             return Ok(Publish::No);
         }
+        before_rename()?;
         failpoint("before-rename").map_err(io_err(target, "rename"))?;
         if must_not_exist && fs::symlink_metadata(target).is_ok() {
             return Err(WriteError::Exists {

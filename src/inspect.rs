@@ -432,3 +432,33 @@ pub fn ignored_total(summary: &Summary) -> u64 {
         .map(|(_, n)| n)
         .sum()
 }
+
+/// A duration in the two largest units: `3d 4h`, `12m 5s`, `0s`.
+pub fn duration(seconds: f64) -> String {
+    if !seconds.is_finite() {
+        return "∞".to_string();
+    }
+    let s = seconds.abs().floor() as u64;
+    let units = [
+        (86400 * 365, "y"),
+        (86400, "d"),
+        (3600, "h"),
+        (60, "m"),
+        (1, "s"),
+    ];
+    let mut parts = Vec::new();
+    let mut rest = s;
+    for (size, name) in units {
+        if rest >= size && parts.len() < 2 {
+            parts.push(format!("{}{name}", rest / size));
+            rest %= size;
+        } else if !parts.is_empty() {
+            break;
+        }
+    }
+    if parts.is_empty() {
+        "0s".to_string()
+    } else {
+        parts.join(" ")
+    }
+}

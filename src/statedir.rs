@@ -213,6 +213,9 @@ pub struct StateDir {
     pub files: Vec<(PathBuf, Kind)>,
     /// Leftover `*.tmp` files.
     pub temp_files: Vec<TempFile>,
+    /// This tool's backups (`FILE.bak.<UTC>`) and discard exports
+    /// (`FILE.discarded.<UTC>.jsonl`) of the state files.
+    pub backups: Vec<TempFile>,
     /// The master lock.
     pub master_lock: MasterLock,
 }
@@ -221,9 +224,26 @@ pub struct StateDir {
 pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputError> {
     let entries = fs::read_dir(dir).map_err(|e| InputError::io(dir, &e))?;
     let mut temp_files = Vec::new();
+    let mut backups = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| InputError::io(dir, &e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
+        if is_our_copy(&name) {
+            if let Ok(meta) = entry.metadata()
+                && meta.is_file()
+            {
+                backups.push(TempFile {
+                    belongs_to: [WORK_LEASES, DEFERRED, STATE_TASKS]
+                        .into_iter()
+                        .find(|f| name.starts_with(&format!("{f}.")))
+                        .map(str::to_string),
+                    name,
+                    bytes: meta.len(),
+                    ours: true,
+                });
+            }
+            continue;
+        }
         if !name.ends_with(".tmp") {
             continue;
         }
@@ -244,6 +264,7 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
         });
     }
     temp_files.sort_by(|a, b| a.name.cmp(&b.name));
+    backups.sort_by(|a, b| a.name.cmp(&b.name));
 
     let files: Vec<(PathBuf, Kind)> = [
         (DEFERRED, Kind::Journal),
@@ -260,7 +281,19 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
         path: dir.to_path_buf(),
         files,
         temp_files,
+        backups,
         master_lock,
+    })
+}
+
+/// Whether a file name is one of this tool's backups or discard exports
+/// of a state file.
+fn is_our_copy(name: &str) -> bool {
+    [WORK_LEASES, DEFERRED, STATE_TASKS].iter().any(|f| {
+        name.strip_prefix(*f).is_some_and(|rest| {
+            rest.starts_with(".bak.")
+                || (rest.starts_with(".discarded.") && rest.ends_with(".jsonl"))
+        })
     })
 }
 

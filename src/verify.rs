@@ -285,6 +285,11 @@ catalog! {
         "The files are changing while they are read, and a second master refuses to start: the verdict is busy (exit 3).",
         "A second master refuses to start.",
         "Stop the master, or check again later", None;
+    "leasejournal-backups", Info, "directory",
+        "Backups (FILE.bak.<UTC>) and discard exports (FILE.discarded.<UTC>.jsonl) that leasejournal left next to the state files.",
+        "Upstream never reads them; they only take space. They are the way back from a change, and an export holds discarded work.",
+        "Ignores them.",
+        "Remove them once the campaign has resumed and you need no way back: rm DIR/.*.bak.* DIR/.*.discarded.*.jsonl", None;
     "missing-journal", Info, "directory",
         "A state directory without .work_leases.jsonl.",
         "Nothing to recover, or the journal is disabled (SYMCC_WORK_LEASES=0).",
@@ -693,9 +698,9 @@ impl Observer for JournalChecks<'_> {
             {
                 f.add(s, "clock-regression", file, at, || {
                     format!(
-                        "time {} is {:.0} s before the previous record's {}",
+                        "time {} is {} before the previous record's {}",
                         crate::json::float_repr(t),
-                        prev - t,
+                        crate::inspect::duration(prev - t),
                         crate::json::float_repr(prev)
                     )
                 });
@@ -937,17 +942,18 @@ pub fn journal(
                 if active.time > s.now + s.skew {
                     findings.add(s, "future-lease", file, at, || {
                         format!(
-                            "active lease of worker {} is dated {:.0} s after now",
-                            active.worker, -age
+                            "active lease of worker {} is dated {} after now",
+                            active.worker,
+                            crate::inspect::duration(-age)
                         )
                     });
                 } else if s.ttl == 0.0 || age >= s.ttl {
                     findings.add(s, "expired-lease", file, at, || {
                         format!(
-                            "active lease of worker {} is {:.0} s old (TTL {}): resume reclaims it",
+                            "active lease of worker {} is {} old (TTL {}): resume reclaims it",
                             active.worker,
-                            age.max(0.0),
-                            crate::json::float_repr(s.ttl)
+                            crate::inspect::duration(age.max(0.0)),
+                            crate::inspect::duration(s.ttl)
                         )
                     });
                 }
@@ -1116,12 +1122,30 @@ fn list_name(list: snapshot::List) -> &'static str {
 pub fn directory(
     dir: &str,
     has_work_journal: bool,
-    temp_files: &[TempFile],
+    (temp_files, backups): (&[TempFile], &[TempFile]),
     lock: &MasterLock,
     settings: &Settings,
 ) -> Findings {
     let s = settings;
     let mut f = Findings::default();
+    if !backups.is_empty() {
+        let bytes: u64 = backups.iter().map(|b| b.bytes).sum();
+        f.add(s, "leasejournal-backups", dir, At::default(), || {
+            format!(
+                "{} left by leasejournal, {bytes} bytes in all: {}",
+                if backups.len() == 1 {
+                    "1 backup or export".to_string()
+                } else {
+                    format!("{} backups and exports", backups.len())
+                },
+                backups
+                    .iter()
+                    .map(|b| b.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        });
+    }
     for t in temp_files {
         f.add(s, "stale-temp-file", dir, At::default(), || {
             format!("{} ({} bytes) left by a crashed rewrite", t.name, t.bytes)
@@ -1218,8 +1242,9 @@ pub fn shell_quote(text: &str) -> String {
 /// Where a checked path's findings are fixed.
 #[derive(Clone, Debug)]
 pub struct RemedyTargets {
-    /// The path `repair` takes: the checked journal or state directory.
-    pub repair: String,
+    /// The path `repair` takes: the checked journal or state directory
+    /// (none for standard input).
+    pub repair: Option<String>,
     /// The snapshot `migrate` takes, if the checked path holds one.
     pub snapshot: Option<String>,
 }
@@ -1228,10 +1253,10 @@ impl RemedyTargets {
     /// The command line of a remedy.
     pub fn command(&self, remedy: Remedy) -> Option<String> {
         match remedy {
-            Remedy::Repair => Some(format!(
-                "leasejournal repair --apply {}",
-                shell_quote(&self.repair)
-            )),
+            Remedy::Repair => self
+                .repair
+                .as_deref()
+                .map(|p| format!("leasejournal repair --apply {}", shell_quote(p))),
             Remedy::MigrateSnapshot => self
                 .snapshot
                 .as_deref()
@@ -1366,7 +1391,7 @@ mod tests {
         for c in CATALOG {
             assert!(seen.insert(c.code), "duplicate {}", c.code);
         }
-        assert_eq!(CATALOG.len(), 40);
+        assert_eq!(CATALOG.len(), 41);
         for reason in [
             IgnoreReason::Blank,
             IgnoreReason::TornTail,

@@ -134,7 +134,6 @@ fn compact_file(
             outcome.written = true;
         }
         Mode::Apply => {
-            let backup = session.backup(path, &identity)?;
             let check = |f: &mut durable::Reread<'_>| {
                 plan::check_replay(f, &plan.after)?;
                 Ok(if measured_now().1 {
@@ -143,18 +142,19 @@ fn compact_file(
                     Publish::Yes
                 })
             };
-            match durable::replace(path, Some(&meta), false, produce, check)? {
+            // The backup is made only once the result is known to change
+            // the file.
+            let mut backup = None;
+            let publish = durable::replace_in_place(path, &meta, produce, check, || {
+                backup = session.backup(path, &identity)?;
+                Ok(())
+            })?;
+            match publish {
                 Publish::Yes => {
                     outcome.backup = backup;
                     outcome.written = true;
                 }
-                Publish::No => {
-                    // Nothing changed: the backup is not needed either.
-                    if let Some(b) = &backup {
-                        let _ = std::fs::remove_file(b);
-                    }
-                    outcome.note = Some("nothing to do: already compact".into());
-                }
+                Publish::No => outcome.note = Some("nothing to do: already compact".into()),
             }
         }
     }

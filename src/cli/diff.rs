@@ -2,6 +2,7 @@
 //! journals, in the terms of the domain. Read-only.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -20,7 +21,7 @@ use crate::json::PyInt;
 use crate::plan::StateView;
 use crate::render;
 use crate::snapshot::{self, Restored};
-use crate::statedir::{self, InputError, Kind};
+use crate::statedir::{InputError, Kind};
 
 /// Which changes `--only` keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -49,11 +50,11 @@ pub enum OnlyArg {
 /// and configuration are.
 #[derive(Clone, Debug, Args)]
 pub struct DiffArgs {
-    /// The earlier (or reference) file.
+    /// The earlier (or reference) file; - reads standard input.
     #[arg(value_name = "A")]
     pub a: PathBuf,
 
-    /// The later (or suspect) file.
+    /// The later (or suspect) file; - reads standard input.
     #[arg(value_name = "B")]
     pub b: PathBuf,
 
@@ -78,14 +79,16 @@ pub struct DiffArgs {
     #[arg(long = "history")]
     pub history: bool,
 
+    /// Print nothing; the exit status alone says whether they differ
+    /// (0 same, 1 different), like diff -q and cmp -s.
+    #[arg(long = "quiet", short = 'q')]
+    pub quiet: bool,
+
     #[command(flatten)]
     pub output: OutputArgs,
 }
 
-fn open_file(
-    path: &Path,
-    kind: Option<Kind>,
-) -> Result<(Kind, Vec<u8>, std::fs::File), InputError> {
+fn open_file(path: &Path, kind: Option<Kind>) -> Result<(Kind, Vec<u8>, File), InputError> {
     match load::target(path, kind)? {
         Target::File {
             kind, prefix, file, ..
@@ -117,27 +120,38 @@ fn restored_or_empty(bytes: &[u8], notes: &mut Vec<String>, side: &str) -> (Rest
     }
 }
 
-fn read_all(
-    path: &Path,
-    mut prefix: Vec<u8>,
-    mut file: std::fs::File,
-) -> Result<Vec<u8>, InputError> {
+fn read_all(path: &Path, mut prefix: Vec<u8>, mut file: File) -> Result<Vec<u8>, InputError> {
     file.read_to_end(&mut prefix)
         .map_err(|e| InputError::new(path, format!("read error: {e}")))?;
     Ok(prefix)
 }
 
-fn reopen(path: &Path) -> Result<BufReader<std::fs::File>, InputError> {
-    let (file, _) = statedir::open_regular(path)?;
-    Ok(BufReader::with_capacity(1 << 20, file))
+/// A file read from its start, by position (the sniffing read moved its
+/// cursor; standard input is such a file too, see [`load::stdin_file`]).
+struct FromStart<'a> {
+    file: &'a File,
+    pos: u64,
+}
+
+impl Read for FromStart<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::os::unix::fs::FileExt::read_at(self.file, buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+fn reopen(file: &File) -> BufReader<FromStart<'_>> {
+    BufReader::with_capacity(1 << 20, FromStart { file, pos: 0 })
 }
 
 fn scan(
     path: &Path,
+    file: &File,
     observer: &mut (dyn journal::Observer + Send),
 ) -> Result<journal::Scan, InputError> {
-    let (file, meta) = statedir::open_regular(path)?;
-    journal::scan(journal::Positional::file(&file, meta.len()), observer)
+    let len = load::size(path, file)?;
+    journal::scan(journal::Positional::file(file, len), observer)
         .map_err(|e| InputError::new(path, format!("read error: {e}")))
 }
 
@@ -145,10 +159,13 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> InputError + '_ {
     move |e| InputError::new(path, format!("read error: {e}"))
 }
 
-fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputError> {
-    let (at, relation) =
-        diff::relate(reopen(&args.a)?, reopen(&args.b)?).map_err(io_err(&args.b))?;
-    let scan_a = scan(&args.a, &mut ())?;
+fn diff_journals(
+    args: &DiffArgs,
+    (file_a, file_b): (&File, &File),
+    filter: &Filter,
+) -> Result<DiffReport, InputError> {
+    let (at, relation) = diff::relate(reopen(file_a), reopen(file_b)).map_err(io_err(&args.b))?;
+    let scan_a = scan(&args.a, file_a, &mut ())?;
     // Identical bytes replay identically: B is not read again.
     let (scan_b, bytes) = match relation {
         None => (None, Bytes::Identical),
@@ -157,7 +174,7 @@ fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputEr
                 offset: at,
                 records: Vec::new(),
             };
-            let scan_b = scan(&args.b, &mut from)?;
+            let scan_b = scan(&args.b, file_b, &mut from)?;
             let glued = scan_a.summary.tail.state != journal::TailState::Clean
                 && scan_a.summary.tail.state != journal::TailState::Empty;
             (
@@ -170,14 +187,14 @@ fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputEr
             )
         }
         Some(false) => {
-            let scan_b = scan(&args.b, &mut ())?;
+            let scan_b = scan(&args.b, file_b, &mut ())?;
             if at == scan_b.summary.bytes && at < scan_a.summary.bytes {
                 (Some(scan_b), Bytes::Truncated { at_offset: at })
             } else {
                 let (line_a, tail_a) =
-                    diff::line_at(reopen(&args.a)?, at).map_err(io_err(&args.a))?;
+                    diff::line_at(reopen(file_a), at).map_err(io_err(&args.a))?;
                 let (line_b, tail_b) =
-                    diff::line_at(reopen(&args.b)?, at).map_err(io_err(&args.b))?;
+                    diff::line_at(reopen(file_b), at).map_err(io_err(&args.b))?;
                 (
                     Some(scan_b),
                     Bytes::Diverged {
@@ -199,7 +216,7 @@ fn diff_journals(args: &DiffArgs, filter: &Filter) -> Result<DiffReport, InputEr
             ids,
             records: BTreeMap::new(),
         };
-        scan(&args.b, &mut records)?;
+        scan(&args.b, file_b, &mut records)?;
         Some(records.records)
     } else {
         None
@@ -238,6 +255,9 @@ pub fn run(args: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         id_prefix: args.id.clone(),
     };
     let kind = args.kind.map(KindArg::kind);
+    if load::is_stdin(&args.a) && load::is_stdin(&args.b) {
+        anyhow::bail!("diff reads standard input for one side only (- given for A and B)");
+    }
     let (kind_a, prefix_a, file_a) = open_file(&args.a, kind)?;
     let (kind_b, prefix_b, file_b) = open_file(&args.b, kind)?;
     if kind_a != kind_b {
@@ -286,14 +306,15 @@ pub fn run(args: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
                 notes,
             }
         }
-        Kind::Journal => {
-            drop((file_a, file_b));
-            diff_journals(args, &filter)?
-        }
+        Kind::Journal => diff_journals(args, (&file_a, &file_b), &filter)?,
     };
-    match args.output.format {
-        Format::Json => render::json(out, &report)?,
-        Format::Table => render::diff(out, &report, &args.output.styles())?,
+    if args.quiet {
+        // Like diff -q and cmp -s: the exit status alone answers.
+    } else {
+        match args.output.format {
+            Format::Json => render::json(out, &report)?,
+            Format::Table => render::diff(out, &report, &args.output.styles())?,
+        }
     }
     Ok(if report.identical {
         Exit::Success

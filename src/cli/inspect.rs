@@ -47,7 +47,7 @@ impl KindArg {
 /// domain, tasks, totals, state leases and what upstream's restore changes.
 #[derive(Clone, Debug, Args)]
 pub struct InspectArgs {
-    /// Journal, snapshot or state directory.
+    /// Journal, snapshot or state directory; - reads standard input.
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
 

@@ -31,8 +31,46 @@ pub enum Target {
     Directory(StateDir),
 }
 
-/// Resolves a path to a file of known kind or a state directory.
+/// Whether PATH names standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Standard input as a file that can be read by position: the file itself
+/// when it is one (`< journal.jsonl`), else its bytes copied into an
+/// anonymous memory file (a pipe), so that every command reads `-` as it
+/// reads a path. Nothing is created on disk.
+pub fn stdin_file() -> Result<File, InputError> {
+    use std::os::fd::AsFd;
+    let path = Path::new("-");
+    let dup = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| InputError::io(path, &e))?;
+    let mut stdin = File::from(dup);
+    let meta = stdin.metadata().map_err(|e| InputError::io(path, &e))?;
+    if meta.is_file() {
+        return Ok(stdin);
+    }
+    // SAFETY: a valid NUL-terminated name and flags; the result is checked.
+    let fd = unsafe { libc::memfd_create(c"leasejournal-stdin".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(InputError::io(path, &std::io::Error::last_os_error()));
+    }
+    // SAFETY: fd is a new descriptor this process owns.
+    let mut copy = unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    std::io::copy(&mut stdin, &mut copy).map_err(|e| InputError::io(path, &e))?;
+    std::io::Seek::rewind(&mut copy).map_err(|e| InputError::io(path, &e))?;
+    Ok(copy)
+}
+
+/// Resolves a path to a file of known kind or a state directory; `-` is
+/// standard input.
 pub fn target(path: &Path, kind: Option<Kind>) -> Result<Target, InputError> {
+    if is_stdin(path) {
+        let file = stdin_file()?;
+        return file_target(path, kind, file);
+    }
     let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, &e))?;
     if meta.is_dir() {
         let dir = statedir::examine(path, statedir::read_proc_locks().as_deref())?;
@@ -49,7 +87,12 @@ pub fn target(path: &Path, kind: Option<Kind>) -> Result<Target, InputError> {
         }
         return Ok(Target::Directory(dir));
     }
-    let (mut file, _) = statedir::open_regular(path)?;
+    let (file, _) = statedir::open_regular(path)?;
+    file_target(path, kind, file)
+}
+
+/// An opened file of the kind given, named, or sniffed from its start.
+fn file_target(path: &Path, kind: Option<Kind>, mut file: File) -> Result<Target, InputError> {
     let mut prefix = Vec::new();
     let kind = match kind.or_else(|| statedir::kind_from_name(path)) {
         Some(kind) => kind,

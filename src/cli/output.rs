@@ -46,7 +46,9 @@ impl OutputArgs {
             ColorArg::Always => ColorChoice::Always,
             ColorArg::Never => ColorChoice::Never,
         };
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        // NO_COLOR, or a terminal that cannot show colour (TERM=dumb).
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+            || std::env::var_os("TERM").is_some_and(|t| t == "dumb");
         Styles::new(choice, std::io::stdout().is_terminal(), no_color)
     }
 }

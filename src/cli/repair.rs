@@ -86,13 +86,17 @@ fn repair_file(
             durable::replace(dest, None, true, produce, check)?;
             outcome.output = Some(dest.display().to_string());
         }
+        _ if plan.rewrite => {
+            let mut backup = None;
+            durable::replace_in_place(path, &meta, produce, check, || {
+                backup = session.backup(path, &identity)?;
+                Ok(())
+            })?;
+            outcome.backup = backup;
+        }
         _ => {
             outcome.backup = session.backup(path, &identity)?;
-            if plan.rewrite {
-                durable::replace(path, Some(&meta), false, produce, check)?;
-            } else {
-                write::append_and_check(path, &plan.tail, &[], &plan.after)?;
-            }
+            write::append_and_check(path, &plan.tail, &[], &plan.after)?;
         }
     }
     outcome.written = true;

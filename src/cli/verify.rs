@@ -44,7 +44,7 @@ use crate::verify::{
 /// over no-go. With several paths each is reported separately.
 #[derive(Clone, Debug, Args)]
 pub struct VerifyArgs {
-    /// Journals, snapshots and state directories.
+    /// Journals, snapshots and state directories; - reads standard input.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
 
@@ -176,10 +176,16 @@ fn verify_target(
                 Some(p) if !p.as_os_str().is_empty() => p,
                 _ => Path::new("."),
             };
-            let lock = statedir::master_lock(dir, proc_locks);
+            // Standard input has no directory, and nothing to fix in place.
+            let stdin = load::is_stdin(&path);
+            let holders = if stdin {
+                Vec::new()
+            } else {
+                statedir::master_lock(dir, proc_locks).holders
+            };
             let (name, snapshot) = match kind {
                 Kind::Journal => ("journal", None),
-                Kind::Snapshot => ("snapshot", Some(shown.clone())),
+                Kind::Snapshot => ("snapshot", (!stdin).then(|| shown.clone())),
             };
             let (mut findings, forecast) = verify_file(&path, kind, prefix, file, settings, bar)?;
             if let Some(forecast) = forecast {
@@ -189,10 +195,10 @@ fn verify_target(
                 kind: name,
                 findings,
                 remedies: RemedyTargets {
-                    repair: shown,
+                    repair: (!stdin).then_some(shown),
                     snapshot,
                 },
-                master_pids: lock.holders,
+                master_pids: holders,
                 dir: dir.to_path_buf(),
             })
         }
@@ -204,7 +210,7 @@ fn verify_target(
             let mut findings = verify::directory(
                 &shown,
                 has_work,
-                &dir.temp_files,
+                (&dir.temp_files, &dir.backups),
                 &dir.master_lock,
                 settings,
             );
@@ -227,7 +233,7 @@ fn verify_target(
                 kind: "directory",
                 findings,
                 remedies: RemedyTargets {
-                    repair: shown,
+                    repair: Some(shown),
                     snapshot,
                 },
                 master_pids: dir.master_lock.holders,

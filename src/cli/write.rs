@@ -210,6 +210,24 @@ pub fn run_paths<P: serde::Serialize>(
     if args.output.is_some() && paths.len() != 1 {
         anyhow::bail!("--output takes a single file PATH");
     }
+    // Refused before anything is read: the destination must be new, in a
+    // directory that exists.
+    if let Some(out) = &args.output {
+        if std::fs::symlink_metadata(out).is_ok() {
+            return Err(WriteError::Exists { path: out.clone() }.into());
+        }
+        let dir = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if !dir.is_dir() {
+            anyhow::bail!(
+                "{}: no such directory for --output {}; nothing was written",
+                dir.display(),
+                out.display()
+            );
+        }
+    }
     let resolved = paths
         .iter()
         .map(|path| targets(path, args.kind, wanted).map(|t| (path, t)))

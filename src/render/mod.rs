@@ -90,7 +90,9 @@ impl Styles {
 
 /// Writes a value as pretty JSON followed by a newline.
 pub fn json<T: Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
+    // io::Error::from keeps an I/O error's kind (a closed pipe stays
+    // BrokenPipe, which the caller ends quietly on).
+    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::from)?;
     writeln!(out)
 }
 
@@ -129,35 +131,7 @@ pub fn utc(seconds: f64) -> String {
     }
 }
 
-/// A duration in the two largest units: `3d 4h`, `12m 5s`, `0s`.
-pub fn duration(seconds: f64) -> String {
-    if !seconds.is_finite() {
-        return "∞".to_string();
-    }
-    let s = seconds.abs().floor() as u64;
-    let units = [
-        (86400 * 365, "y"),
-        (86400, "d"),
-        (3600, "h"),
-        (60, "m"),
-        (1, "s"),
-    ];
-    let mut parts = Vec::new();
-    let mut rest = s;
-    for (size, name) in units {
-        if rest >= size && parts.len() < 2 {
-            parts.push(format!("{}{name}", rest / size));
-            rest %= size;
-        } else if !parts.is_empty() {
-            break;
-        }
-    }
-    if parts.is_empty() {
-        "0s".to_string()
-    } else {
-        parts.join(" ")
-    }
-}
+pub use crate::inspect::duration;
 
 /// An age relative to now: `3h 2m ago` or, for a time in the future,
 /// `in 5m`.

@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per area.
 
 mod adversarial;
+mod conventions;
 mod diff;
 mod fidelity;
 mod inspect;

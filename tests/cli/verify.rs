@@ -280,6 +280,13 @@ const CASES: &[Case] = &[
     ),
     ("stale-temp-file", "stale-temp-file", &[], None, "warning"),
     ("missing-journal", "missing-journal", &[], None, "info"),
+    (
+        "leasejournal-backups",
+        "leasejournal-backups",
+        &[],
+        None,
+        "info",
+    ),
 ];
 
 fn expected_exit(severity: &str) -> i32 {

@@ -1089,7 +1089,7 @@ fn output_backup_dir_and_stale_temp_cleanup() {
         .code(2)
         .stderr(contains("already exists"));
     lj().args(["compact", "--output"])
-        .arg(&out_file)
+        .arg(dir.path().join("new.jsonl"))
         .arg(fixture("samples"))
         .assert()
         .code(2)

@@ -1,0 +1,295 @@
+//! The habits of well-behaved command-line tools: a closed pipe is not an
+//! error, `-` reads standard input, `diff --quiet`, `--check`, conflicting
+//! flags refused before anything is read, no backup of a change that
+//! changes nothing, ages in words, and no colour on a dumb terminal.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+
+use leasejournal::journal::encode::{lease_line, marker_line};
+use leasejournal::journal::{Clock, WorkId};
+use leasejournal::json::PyInt;
+use predicates::prelude::*;
+use predicates::str::contains;
+
+use crate::support::{copy_dir, fixture, json_ok, lj};
+
+fn bin() -> &'static std::path::Path {
+    assert_cmd::cargo::cargo_bin!("leasejournal")
+}
+
+/// A journal of `n` completed leases: its JSON report is far larger than a
+/// pipe's buffer.
+fn completed_journal(n: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let payload = format!("{{\"path\":\"/afl/queue/id:{i:06}\"}}");
+        let id = WorkId::of_canonical(payload.as_bytes());
+        let time = 1_754_550_000.0 + i as f64;
+        out.extend(lease_line(
+            &id,
+            &PyInt::Small(1),
+            time,
+            &PyInt::Small(1),
+            Clock::Unix,
+            payload.as_bytes(),
+        ));
+        out.extend(marker_line("done", &id, Clock::Unix, time + 1.0));
+    }
+    out
+}
+
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".work_leases.jsonl");
+    fs::write(&path, completed_journal(5000)).unwrap();
+    for args in [
+        &["inspect", "--format", "json"][..],
+        &["inspect"],
+        &["verify", "--format", "json", "--max-examples", "0"],
+    ] {
+        let mut child = Command::new(bin())
+            .args(args)
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut head = [0u8; 100];
+        child
+            .stdout
+            .as_mut()
+            .unwrap()
+            .read_exact(&mut head)
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
+    }
+}
+
+/// Runs the binary with `stdin` piped in.
+fn with_stdin(args: &[&str], stdin: &[u8]) -> std::process::Output {
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_dash_reads_standard_input() {
+    let journal = fs::read(fixture("samples/.work_leases.jsonl")).unwrap();
+    let from_file = json_ok(
+        lj().args(["inspect", "--format=json", "--now=1754550100"])
+            .arg(fixture("samples/.work_leases.jsonl")),
+    );
+    // A pipe, the kind sniffed from the content.
+    let out = with_stdin(
+        &["inspect", "--format=json", "--now=1754550100", "-"],
+        &journal,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let piped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(piped["path"], "-");
+    assert_eq!(piped["active"], from_file["active"]);
+    // A redirected file.
+    let file = fs::File::open(fixture("samples/.state_tasks.json")).unwrap();
+    let out = Command::new(bin())
+        .args(["inspect", "--format=json", "-"])
+        .stdin(Stdio::from(file))
+        .output()
+        .unwrap();
+    let snap: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(snap["kind"], "snapshot");
+    // verify: a torn tail, but nothing to fix in place for a pipe.
+    let torn = fs::read(fixture("verify/torn-tail/journal.jsonl")).unwrap();
+    let out = with_stdin(
+        &["verify", "--format=json", "--ignore=seed-missing", "-"],
+        &torn,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["counts"]["torn-tail"], 1);
+    assert_eq!(report["findings"][0]["fix"], serde_json::Value::Null);
+    // --kind for content that does not tell.
+    let out = with_stdin(&["inspect", "--kind=journal", "-"], b"\n\n");
+    assert_eq!(out.status.code(), Some(0));
+    // diff against standard input, either side; not both.
+    let b = fs::read(fixture("diff/b.jsonl")).unwrap();
+    let out = with_stdin(&["diff", "--format=json"], &b);
+    assert_eq!(out.status.code(), Some(2), "A and B are required");
+    let a = fixture("diff/a.jsonl");
+    let a = a.to_str().unwrap();
+    let out = with_stdin(&["diff", "--format=json", a, "-"], &b);
+    assert_eq!(out.status.code(), Some(1));
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(d["bytes"]["relation"], "appended");
+    let out = with_stdin(&["diff", "-", "-"], &b);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one side only"));
+}
+
+#[test]
+fn diff_quiet_answers_with_the_exit_status_alone() {
+    let a = fixture("diff/a.jsonl");
+    let b = fixture("diff/b.jsonl");
+    lj().args(["diff", "--quiet"])
+        .arg(&a)
+        .arg(&a)
+        .assert()
+        .code(0)
+        .stdout("")
+        .stderr("");
+    lj().args(["diff", "-q"])
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("");
+}
+
+#[test]
+fn conflicting_flags_and_an_existing_output_are_refused_before_anything_is_read() {
+    let dir = copy_dir(&fixture("verify/torn-tail"));
+    let path = dir.path().join("journal.jsonl");
+    let before = fs::read(&path).unwrap();
+    for args in [
+        &["repair", "--apply", "--output", "x.jsonl"][..],
+        &["repair", "--apply", "--check"],
+        &["compact", "--check", "--output", "x.jsonl"],
+    ] {
+        lj().args(args)
+            .arg(&path)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(contains("cannot be used with"));
+    }
+    // The destination is judged first: the source is not even opened.
+    let missing = dir.path().join("no-such-journal.jsonl");
+    lj().args(["compact", "--output"])
+        .arg(&path)
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stderr(format!(
+            "leasejournal: {}: already exists; refusing to overwrite it\n",
+            path.display()
+        ));
+    lj().args(["repair", "--output", "/nonexistent/x.jsonl"])
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stderr(
+            "leasejournal: /nonexistent: no such directory for --output /nonexistent/x.jsonl; nothing was written\n",
+        );
+    // --check: the plan, and whether anything would change.
+    for (cmd, code) in [("repair", 1), ("compact", 1), ("migrate", 0)] {
+        lj().args([cmd, "--check"])
+            .arg(&path)
+            .assert()
+            .code(code)
+            .stdout(contains("check: nothing is written").or(contains("nothing to")));
+    }
+    assert_eq!(fs::read(&path).unwrap(), before);
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_change_that_changes_nothing_keeps_no_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".work_leases.jsonl");
+    fs::copy(fixture("fidelity/j000/journal.jsonl"), &path).unwrap();
+    let backups = || {
+        fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .contains(".bak.")
+            })
+            .count()
+    };
+    lj().args(["compact", "--apply", "--drop-hidden"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stderr(contains("backed up"));
+    assert_eq!(backups(), 1);
+    lj().args(["compact", "--apply"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stderr("")
+        .stdout(contains("nothing to do: already compact"));
+    assert_eq!(backups(), 1, "no second backup");
+    // verify names the tool's leftovers, once, with their size.
+    let out = lj()
+        .args(["verify", "--format=json", "--ignore=seed-missing"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["counts"]["leasejournal-backups"], 1);
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "leasejournal-backups")
+        .unwrap();
+    assert_eq!(finding["severity"], "info");
+    let message = finding["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("1 backup or export left by leasejournal, ")
+            && message.contains(".work_leases.jsonl.bak."),
+        "{message}"
+    );
+}
+
+#[test]
+fn ages_read_as_words_and_a_dumb_terminal_gets_no_colour() {
+    let path = fixture("verify/expired-lease/journal.jsonl");
+    let v = json_ok(
+        lj().args([
+            "verify",
+            "--format=json",
+            "--ignore=seed-missing",
+            "--now=1754550100",
+        ])
+        .args(["--ttl", "30"])
+        .arg(&path),
+    );
+    assert_eq!(
+        v["findings"][0]["message"],
+        "active lease of worker 1 is 1m 40s old (TTL 30s): resume reclaims it"
+    );
+    // Under a terminal (script(1) gives one), colour by default; none for
+    // TERM=dumb or NO_COLOR.
+    let run = |env: &str| {
+        let out = Command::new("script")
+            .args(["-qc"])
+            .arg(format!(
+                "{env} {} verify --now 1754550100 {}",
+                bin().display(),
+                path.display()
+            ))
+            .arg("/dev/null")
+            .output()
+            .expect("script(1) from util-linux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(run("TERM=xterm").contains('\u{1b}'));
+    assert!(!run("TERM=dumb").contains('\u{1b}'));
+    assert!(!run("TERM=xterm NO_COLOR=1").contains('\u{1b}'));
+}
