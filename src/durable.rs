@@ -32,6 +32,8 @@ pub enum WriteError {
     Locked {
         /// The directory.
         dir: PathBuf,
+        /// Who holds it, as `/proc/locks` tells (empty when it cannot).
+        pids: Vec<i64>,
     },
     /// The file changed between the read and the write.
     Changed {
@@ -71,11 +73,24 @@ pub enum WriteError {
 impl std::fmt::Display for WriteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            WriteError::Locked { dir } => write!(
-                f,
-                "{}: a running master holds {MASTER_LOCK}; nothing was written",
-                dir.display()
-            ),
+            WriteError::Locked { dir, pids } => {
+                let who = match pids.as_slice() {
+                    [] => String::new(),
+                    [pid] => format!(" (pid {pid})"),
+                    many => format!(
+                        " (pids {})",
+                        many.iter()
+                            .map(|p| p.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                write!(
+                    f,
+                    "{}: a running master{who} holds {MASTER_LOCK}; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS",
+                    dir.display()
+                )
+            }
             WriteError::Changed { path } => write!(
                 f,
                 "{}: changed since it was read (another writer?); nothing was written",
@@ -95,9 +110,12 @@ impl std::fmt::Display for WriteError {
                     path.display()
                 )
             }
-            WriteError::Io { path, action, err } => {
-                write!(f, "{}: cannot {action}: {err}", path.display())
-            }
+            WriteError::Io { path, action, err } => write!(
+                f,
+                "{}: cannot {action}: {}",
+                path.display(),
+                crate::statedir::in_words(err)
+            ),
             WriteError::Verify { path, detail } => write!(
                 f,
                 "{}: the result does not replay to the planned state ({detail}); the original is unchanged",
@@ -180,7 +198,11 @@ impl MasterLock {
     /// Takes `<dir>/.master-queue.lock` as the master does: opened
     /// `O_RDWR|O_CREAT|O_CLOEXEC|O_NOFOLLOW` with mode 0600, a regular file,
     /// `flock(LOCK_EX|LOCK_NB)`. With `wait`, retries until it expires.
-    pub fn acquire(dir: &Path, wait: Option<Duration>) -> Result<MasterLock, WriteError> {
+    pub fn acquire(
+        dir: &Path,
+        wait: Option<Duration>,
+        on_wait: impl FnOnce(&[i64]),
+    ) -> Result<MasterLock, WriteError> {
         let path = dir.join(MASTER_LOCK);
         let open = |create_new: bool| {
             OpenOptions::new()
@@ -226,6 +248,12 @@ impl MasterLock {
             });
         }
         let deadline = wait.map(|w| Instant::now() + w);
+        let holders = || {
+            crate::statedir::read_proc_locks()
+                .map(|text| crate::statedir::lock_holders(&text, meta.dev(), meta.ino()))
+                .unwrap_or_default()
+        };
+        let mut on_wait = Some(on_wait);
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(MasterLock { _file: file }),
@@ -233,7 +261,11 @@ impl MasterLock {
                     if deadline.is_none_or(|d| Instant::now() >= d) {
                         return Err(WriteError::Locked {
                             dir: dir.to_path_buf(),
+                            pids: holders(),
                         });
+                    }
+                    if let Some(tell) = on_wait.take() {
+                        tell(&holders());
                     }
                     std::thread::sleep(Duration::from_millis(50));
                 }

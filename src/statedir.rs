@@ -70,9 +70,24 @@ impl InputError {
                 }
             }
             io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            _ => format!("cannot read: {err}"),
+            _ => format!("cannot read: {}", in_words(err)),
         };
         InputError::new(path, problem)
+    }
+}
+
+/// An I/O error as words, without the raw `(os error N)` the standard
+/// library appends: "no space left on device".
+pub fn in_words(err: &io::Error) -> String {
+    let text = err.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => &text[..at],
+        _ => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text.to_string(),
     }
 }
 

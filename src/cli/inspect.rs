@@ -56,7 +56,7 @@ pub struct InspectArgs {
     pub kind: Option<KindArg>,
 
     /// Show only active leases owned by this worker rank.
-    #[arg(long = "worker", value_name = "N")]
+    #[arg(long = "worker", allow_negative_numbers = true, value_name = "N", value_parser = parse_worker)]
     pub worker: Option<u64>,
 
     /// Show only active leases whose id starts with PREFIX (hex).
@@ -69,7 +69,7 @@ pub struct InspectArgs {
     pub history: Option<String>,
 
     /// Compute ages against this Unix time instead of the system clock.
-    #[arg(long = "now", value_name = "UNIX_SECONDS", value_parser = parse_now)]
+    #[arg(long = "now", allow_negative_numbers = true, value_name = "UNIX_SECONDS", value_parser = parse_now)]
     pub now: Option<f64>,
 
     #[command(flatten)]
@@ -77,6 +77,12 @@ pub struct InspectArgs {
 
     #[command(flatten)]
     pub progress: ProgressArgs,
+}
+
+/// Parses `--worker`: a rank, any size upstream's integers take.
+fn parse_worker(text: &str) -> Result<u64, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a worker rank (a whole number from 0 up)"))
 }
 
 /// Runs `inspect`.

@@ -47,7 +47,7 @@ pub struct MigrateArgs {
     pub rewrite: bool,
 
     /// Judge lease ages against this Unix time instead of the system clock.
-    #[arg(long = "now", value_name = "UNIX_SECONDS", value_parser = parse_now)]
+    #[arg(long = "now", allow_negative_numbers = true, value_name = "UNIX_SECONDS", value_parser = parse_now)]
     pub now: Option<f64>,
 
     #[command(flatten)]

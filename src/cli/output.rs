@@ -113,6 +113,18 @@ pub fn parse_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses a count: a whole number from 0 up.
+pub fn parse_count(text: &str) -> Result<usize, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a whole number from 0 up"))
+}
+
+/// Parses a worker rank: a whole number from 0 up.
+pub fn parse_rank(text: &str) -> Result<u32, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a worker rank (a whole number from 0 up)"))
+}
+
 /// Parses an id prefix: 1 to 64 hex digits.
 pub fn parse_id_prefix(text: &str) -> Result<String, String> {
     if text.is_empty() || text.len() > 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {

@@ -8,7 +8,8 @@ use clap::Args;
 
 use super::exit::Exit;
 use super::output::{
-    Format, OutputArgs, ProgressArgs, parse_id_prefix, parse_now, parse_seconds, system_now,
+    Format, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now, parse_rank,
+    parse_seconds, system_now,
 };
 use super::write::{self, Session, WriteArgs};
 use crate::durable::{self, Identity, Publish};
@@ -58,7 +59,7 @@ pub struct RecoverArgs {
 
     /// With --discard: select leases upstream's recover_expired would
     /// expire at this TTL (0: all; a lease off the unix clock always).
-    #[arg(long = "ttl", value_name = "SECONDS", requires = "discard", value_parser = parse_seconds)]
+    #[arg(long = "ttl", allow_negative_numbers = true, value_name = "SECONDS", requires = "discard", value_parser = parse_seconds)]
     pub ttl: Option<f64>,
 
     /// With --discard: select ids starting with this hex prefix.
@@ -66,16 +67,18 @@ pub struct RecoverArgs {
     pub id: Option<String>,
 
     /// With --discard: select leases of this worker rank.
-    #[arg(long = "worker", value_name = "N", requires = "discard")]
+    #[arg(long = "worker", allow_negative_numbers = true, value_name = "N", requires = "discard", value_parser = parse_rank)]
     pub worker: Option<u32>,
 
     /// With --discard: reclaim at most N leases (0: no limit), the first
     /// in recovery order.
     #[arg(
         long = "limit",
+        allow_negative_numbers = true,
         value_name = "N",
         default_value_t = 0,
-        requires = "discard"
+        requires = "discard",
+        value_parser = parse_count
     )]
     pub limit: usize,
 
@@ -86,7 +89,7 @@ pub struct RecoverArgs {
 
     /// The time resume runs at (the forecast's ages; the time of
     /// --discard's reclaim records) instead of the system clock.
-    #[arg(long = "now", value_name = "UNIX_SECONDS", value_parser = parse_now)]
+    #[arg(long = "now", allow_negative_numbers = true, value_name = "UNIX_SECONDS", value_parser = parse_now)]
     pub now: Option<f64>,
 
     /// Replaced by `leasejournal repair`.

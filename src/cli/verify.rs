@@ -9,7 +9,9 @@ use clap::Args;
 use super::exit::Exit;
 use super::inspect::KindArg;
 use super::load::{self, Bar, Target};
-use super::output::{Format, OutputArgs, ProgressArgs, parse_now, parse_seconds, system_now};
+use super::output::{
+    Format, OutputArgs, ProgressArgs, parse_count, parse_now, parse_seconds, system_now,
+};
 use crate::journal::Positional;
 use crate::recover::{self, Forecast};
 use crate::render;
@@ -54,16 +56,16 @@ pub struct VerifyArgs {
 
     /// Judge lease ages and future times against this Unix time instead of
     /// the system clock.
-    #[arg(long = "now", value_name = "UNIX_SECONDS", value_parser = parse_now)]
+    #[arg(long = "now", allow_negative_numbers = true, value_name = "UNIX_SECONDS", value_parser = parse_now)]
     pub now: Option<f64>,
 
     /// Report active unix leases at least this old as expired; 0 (the
     /// default) is what the master's resume uses: every lease expires.
-    #[arg(long = "ttl", value_name = "SECONDS", default_value = "0", value_parser = parse_seconds)]
+    #[arg(long = "ttl", allow_negative_numbers = true, value_name = "SECONDS", default_value = "0", value_parser = parse_seconds)]
     pub ttl: f64,
 
     /// Clock tolerance for future leases and clock regressions.
-    #[arg(long = "skew", value_name = "SECONDS", default_value = "300", value_parser = parse_seconds)]
+    #[arg(long = "skew", allow_negative_numbers = true, value_name = "SECONDS", default_value = "300", value_parser = parse_seconds)]
     pub skew: f64,
 
     /// Fail on warnings too.
@@ -75,7 +77,7 @@ pub struct VerifyArgs {
     pub ignore: Vec<String>,
 
     /// Show at most N examples per code (0: all); counts stay exact.
-    #[arg(long = "max-examples", value_name = "N", default_value_t = 10)]
+    #[arg(long = "max-examples", allow_negative_numbers = true, value_name = "N", default_value_t = 10, value_parser = parse_count)]
     pub max_examples: usize,
 
     /// Print nothing on stdout; only the exit status tells.
@@ -92,7 +94,12 @@ pub struct VerifyArgs {
 fn parse_code(text: &str) -> Result<String, String> {
     verify::lookup(text)
         .map(|c| c.code.to_string())
-        .ok_or_else(|| format!("{text:?} is not a finding code (see leasejournal explain --list)"))
+        .ok_or_else(|| match super::explain::did_you_mean(text) {
+            Some(known) => format!(
+                "{text:?} is not a finding code; did you mean {known}? (leasejournal explain --list)"
+            ),
+            None => format!("{text:?} is not a finding code (see leasejournal explain --list)"),
+        })
 }
 
 /// Checks one file; for a journal, also forecasts what resume does with

@@ -43,7 +43,7 @@ pub struct WriteArgs {
 
     /// Wait up to SECONDS for a running master to release the lock instead
     /// of failing at once.
-    #[arg(long = "lock-timeout", value_name = "SECONDS", value_parser = parse_timeout)]
+    #[arg(long = "lock-timeout", allow_negative_numbers = true, value_name = "SECONDS", value_parser = parse_timeout)]
     pub lock_timeout: Option<f64>,
 
     /// Read a file PATH as this kind instead of detecting it.
@@ -85,7 +85,22 @@ impl<'a> Session<'a> {
         }
         let lock = if mode == Mode::Apply {
             let wait = args.lock_timeout.map(Duration::from_secs_f64);
-            Some(MasterLock::acquire(dir, wait)?)
+            Some(MasterLock::acquire(dir, wait, |pids| {
+                // Say on a terminal why nothing happens yet.
+                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                    let who: Vec<String> = pids.iter().map(|p| format!("pid {p}")).collect();
+                    eprintln!(
+                        "leasejournal: waiting up to {} for {} to release {}",
+                        crate::inspect::duration(args.lock_timeout.unwrap_or(0.0)),
+                        if who.is_empty() {
+                            "a running master".to_string()
+                        } else {
+                            who.join(", ")
+                        },
+                        dir.join(crate::statedir::MASTER_LOCK).display()
+                    );
+                }
+            })?)
         } else {
             None
         };

@@ -293,3 +293,60 @@ fn ages_read_as_words_and_a_dumb_terminal_gets_no_colour() {
     assert!(!run("TERM=dumb").contains('\u{1b}'));
     assert!(!run("TERM=xterm NO_COLOR=1").contains('\u{1b}'));
 }
+
+#[test]
+fn bad_values_get_a_message_that_says_what_is_allowed() {
+    for (args, message) in [
+        (
+            &["recover", "--discard", "--ttl", "-5", "x"][..],
+            "\"-5\" is not a finite, non-negative number of seconds",
+        ),
+        (
+            &["verify", "--now", "-1", "x"],
+            "\"-1\" is not a finite, non-negative number of Unix seconds",
+        ),
+        (
+            &["verify", "--max-examples", "-1", "x"],
+            "\"-1\" is not a whole number from 0 up",
+        ),
+        (
+            &["inspect", "--worker", "-3", "x"],
+            "\"-3\" is not a worker rank",
+        ),
+        (
+            &["recover", "--discard", "--worker", "-3", "x"],
+            "\"-3\" is not a worker rank",
+        ),
+        (
+            &["repair", "--lock-timeout", "-2", "x"],
+            "is not a number of seconds between 0 and 1000000",
+        ),
+    ] {
+        lj().args(args)
+            .assert()
+            .code(2)
+            .stderr(contains(message).and(contains("tip").not()));
+    }
+}
+
+#[test]
+fn a_running_master_is_named_with_its_pid() {
+    use std::os::unix::io::AsRawFd;
+    let dir = copy_dir(&fixture("verify/torn-tail"));
+    let lock = fs::File::create(dir.path().join(".master-queue.lock")).unwrap();
+    // SAFETY: a valid descriptor.
+    assert_eq!(
+        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    lj().args(["repair", "--apply"])
+        .arg(dir.path().join("journal.jsonl"))
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr(format!(
+            "leasejournal: {}: a running master (pid {}) holds .master-queue.lock; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS\n",
+            dir.path().display(),
+            std::process::id()
+        ));
+}

@@ -409,6 +409,8 @@ fn catalog_codes_all_have_a_test() {
         .output()
         .unwrap();
     let catalog: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(catalog["schema_version"], 1);
+    let catalog = &catalog["codes"];
     let tested: Vec<&str> = CASES.iter().map(|c| c.0).collect();
     let elsewhere = [
         "snapshot-truncated",
@@ -843,6 +845,7 @@ fn explain_prints_the_catalog_entry() {
         .stdout(contains("torn-tail (error, journal)"))
         .stdout(contains("fix       leasejournal repair --apply"));
     let v = json_ok(lj().args(["explain", "double-lease", "--format=json"]));
+    assert_eq!(v["schema_version"], 1);
     assert_eq!(v["severity"], "warning");
     assert_eq!(v["remedy"], Value::Null);
     assert!(v["meaning"].as_str().unwrap().starts_with("L1"));
@@ -852,11 +855,26 @@ fn explain_prints_the_catalog_entry() {
         .assert()
         .success()
         .stdout(contains("snapshot-inherited-lease"));
-    lj().args(["explain", "nope"])
+    lj().args(["explain", "nope"]).assert().code(2).stderr(
+        "leasejournal: unknown finding code \"nope\"; leasejournal explain lists them all\n",
+    );
+    lj().args(["explain", "torn-tial"])
         .assert()
         .code(2)
-        .stderr(contains("unknown finding code \"nope\""));
-    lj().arg("explain").assert().code(2);
+        .stderr("leasejournal: unknown finding code \"torn-tial\"; did you mean torn-tail? (leasejournal explain lists them all)\n");
+    // No code: the catalog, as --list prints it.
+    let list = lj().args(["explain", "--list"]).output().unwrap();
+    lj().arg("explain")
+        .assert()
+        .success()
+        .stdout(String::from_utf8(list.stdout).unwrap());
+    let v = json_ok(lj().args(["explain", "torn-tail", "--format=json"]));
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["code"], "torn-tail");
+    lj().args(["verify", "--ignore", "seed-misisng", "x"])
+        .assert()
+        .code(2)
+        .stderr(contains("did you mean seed-missing?"));
 }
 
 /// The lease lines of fixtures/verify/double-lease and lease-after-done,
