@@ -310,6 +310,11 @@ fn task_changes(id: &str, x: &TaskStats, y: &TaskStats, out: &mut Vec<Change>) {
 }
 
 /// Changes by entity and kind, e.g. `task added`.
+/// The version of `diff --format json` (2: `counts` keys are identifiers,
+/// `task_changed` rather than `task changed`).
+pub const DIFF_SCHEMA_VERSION: u32 = 2;
+
+/// Changes per entity and kind, keyed `{entity}_{kind}` (`task_changed`).
 pub fn count(changes: &[Change]) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
     for c in changes {
@@ -318,7 +323,7 @@ pub fn count(changes: &[Change]) -> BTreeMap<String, u64> {
             ChangeKind::Removed => "removed",
             ChangeKind::Changed => "changed",
         };
-        *counts.entry(format!("{} {kind}", c.entity)).or_default() += 1;
+        *counts.entry(format!("{}_{kind}", c.entity)).or_default() += 1;
     }
     counts
 }

@@ -15,7 +15,6 @@ use super::output::{Format, OutputArgs, parse_id_prefix};
 use crate::diff::{
     self, Bytes, ChangeKind, DiffReport, Filter, FromOffset, RecordsOf, SnapshotSide,
 };
-use crate::inspect::SCHEMA_VERSION;
 use crate::journal::{self, Clock};
 use crate::json::PyInt;
 use crate::plan::StateView;
@@ -224,7 +223,7 @@ fn diff_journals(
     let identical = matches!(bytes, Bytes::Identical);
     let state_a = StateView::of(&scan_a.replay);
     Ok(DiffReport {
-        schema_version: SCHEMA_VERSION,
+        schema_version: diff::DIFF_SCHEMA_VERSION,
         kind: Kind::Journal,
         a: args.a.display().to_string(),
         b: args.b.display().to_string(),
@@ -288,7 +287,7 @@ pub fn run(args: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
                 &filter,
             );
             DiffReport {
-                schema_version: SCHEMA_VERSION,
+                schema_version: diff::DIFF_SCHEMA_VERSION,
                 kind: Kind::Snapshot,
                 a: args.a.display().to_string(),
                 b: args.b.display().to_string(),

@@ -165,7 +165,7 @@ fn extra(name: &str) -> Extra {
             sections: &[(
                 "JSON OUTPUT",
                 &[
-                    "{\"schema_version\":1,\"kind\":\"snapshot\"|\"journal\",\"a\",\"b\",\"identical\":bool,\"changes\":[{\"entity\":\"task\"|\"lease\"|\"config\"|\"active\"|\"completed\",\"change\":\"added\"|\"removed\"|\"changed\",\"id\",\"field\",\"before\",\"after\",\"delta\"}],\"counts\":{\"task changed\":n,...},\"summary\":{\"a\",\"b\"},\"bytes\":{\"relation\":\"identical\"|\"appended\"|\"truncated\"|\"diverged\",...},\"history\",\"notes\"}. Snapshot times are compared as the files hold them (restore zeroes legacy ones).",
+                    "{\"schema_version\":2,\"kind\":\"snapshot\"|\"journal\",\"a\",\"b\",\"identical\":bool,\"changes\":[{\"entity\":\"task\"|\"lease\"|\"config\"|\"active\"|\"completed\",\"change\":\"added\"|\"removed\"|\"changed\",\"id\",\"field\",\"before\",\"after\",\"delta\"}],\"counts\":{\"task_changed\":n,...} (keys {entity}_{added|removed|changed}; schema_version 1 had them with a space),\"summary\":{\"a\",\"b\"},\"bytes\":{\"relation\":\"identical\"|\"appended\"|\"truncated\"|\"diverged\",...},\"history\",\"notes\"}. Snapshot times are compared as the files hold them (restore zeroes legacy ones).",
                 ],
             )],
             catalog: false,

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use serde_json::Value as Json;
 
-use super::{Styles, count, duration, printable, table, utc};
+use super::{Styles, count, duration, noun, plural, printable, table, utc};
 use crate::diff::{Bytes, Change, ChangeKind, DiffReport, Summary, TailKind};
 use crate::journal::Clock;
 
@@ -34,10 +34,10 @@ fn entity(c: &Change, v: &Json, monotonic: bool) -> String {
     let num = |k: &str| v.get(k).map_or("?".to_string(), |x| x.to_string());
     match c.entity {
         "task" => format!(
-            "{} completions, {} failures, {} leases",
-            num("completions"),
-            num("failures"),
-            num("leases")
+            "{}, {}, {}",
+            noun(num("completions"), "completion", "completions"),
+            noun(num("failures"), "failure", "failures"),
+            noun(num("leases"), "lease", "leases")
         ),
         "lease" => format!("worker {}", num("worker")),
         "active" => {
@@ -192,8 +192,7 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
             }
         )?;
     } else {
-        let summary: Vec<String> = r.counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-        writeln!(out, "  changes     {}", summary.join(", "))?;
+        writeln!(out, "  changes     {}", summary(&r.changes))?;
         let mut t = table(
             &["", "entity", "id", "field", "before", "after", "delta"],
             s,
@@ -233,4 +232,47 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The changes in words: "9 fields changed in 3 tasks, 1 task added, …".
+fn summary(changes: &[crate::diff::Change]) -> String {
+    use crate::diff::ChangeKind;
+    let mut parts = Vec::new();
+    for (entity, one, many) in [
+        ("task", "task", "tasks"),
+        ("lease", "state lease", "state leases"),
+        ("config", "setting", "settings"),
+        ("active", "active lease", "active leases"),
+        ("completed", "completed id", "completed ids"),
+    ] {
+        let of = |kind: ChangeKind| {
+            changes
+                .iter()
+                .filter(move |c| c.entity == entity && c.change == kind)
+        };
+        let changed: Vec<_> = of(ChangeKind::Changed).collect();
+        if !changed.is_empty() {
+            let ids: std::collections::BTreeSet<Option<&String>> =
+                changed.iter().map(|c| c.id.as_ref()).collect();
+            parts.push(if entity == "config" {
+                format!("{} changed", plural(changed.len() as u64, one, many))
+            } else {
+                format!(
+                    "{} changed in {}",
+                    plural(changed.len() as u64, "field", "fields"),
+                    plural(ids.len() as u64, one, many)
+                )
+            });
+        }
+        for (kind, word) in [
+            (ChangeKind::Added, "added"),
+            (ChangeKind::Removed, "removed"),
+        ] {
+            let n = of(kind).count() as u64;
+            if n > 0 {
+                parts.push(format!("{} {word}", plural(n, one, many)));
+            }
+        }
+    }
+    parts.join(", ")
 }

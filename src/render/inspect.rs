@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use rayon::prelude::*;
 
-use super::{Styles, age, count, duration, printable, table, utc};
+use super::{Styles, age, count, duration, noun, plural, printable, table, utc};
 use crate::inspect::{DirectoryReport, FileReport, JournalReport, SnapshotReport};
 use crate::journal::{Clock, ClockMarker, IgnoreReason, TailState, WorkId};
 
@@ -78,24 +78,28 @@ pub fn journal(out: &mut dyn Write, r: &JournalReport, now: f64, s: &Styles) -> 
     } else {
         writeln!(
             out,
-            "  ignored     {} lines: {}",
-            count(total),
+            "  ignored     {}: {}",
+            plural(total, "line", "lines"),
             s.warn(&ignored.join(", "))
         )?;
     }
     if sum.invalid_utf8_bytes > 0 {
         writeln!(
             out,
-            "  bad UTF-8   {} bytes on {} lines, deleted before parsing as upstream does",
-            count(sum.invalid_utf8_bytes),
-            count(sum.invalid_utf8_lines)
+            "  bad UTF-8   {} on {}, deleted before parsing as upstream does",
+            plural(sum.invalid_utf8_bytes, "byte", "bytes"),
+            plural(sum.invalid_utf8_lines, "line", "lines")
         )?;
     }
     if sum.lenient_leases > 0 {
         writeln!(
             out,
-            "  coerced     {} leases carry values upstream converts (\"3\", 2.9, 0 attempts, …)",
-            count(sum.lenient_leases)
+            "  coerced     {} values upstream converts (\"3\", 2.9, 0 attempts, …)",
+            if sum.lenient_leases == 1 {
+                "1 lease carries".to_string()
+            } else {
+                format!("{} leases carry", count(sum.lenient_leases))
+            }
         )?;
     }
     writeln!(
@@ -244,11 +248,11 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
     if let Some(t) = &r.totals {
         writeln!(
             out,
-            "  totals      {} completions · {} failures · {} generated · {} leases · {} elapsed",
-            t.completions,
-            t.failures,
+            "  totals      {} · {} · {} generated · {} · {} elapsed",
+            noun(&t.completions, "completion", "completions"),
+            noun(&t.failures, "failure", "failures"),
             t.total_generated,
-            t.leases,
+            noun(&t.leases, "lease", "leases"),
             duration(t.elapsed)
         )?;
     }
@@ -277,7 +281,10 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
         )));
     }
     if lease_resets > 0 {
-        restore.push(format!("resets {lease_resets} state lease times to 0.0"));
+        restore.push(format!(
+            "resets the time of {} to 0.0",
+            plural(lease_resets as u64, "state lease", "state leases")
+        ));
     }
     if !c.coerced.is_empty() {
         restore.push(format!("converts or clamps {} values", c.coerced.len()));
@@ -293,8 +300,15 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
     if !r.leases.is_empty() {
         writeln!(
             out,
-            "  leases      {} from the previous coordinator epoch; restore makes them stale and the first recovery adds a failure to each",
-            r.leases.len()
+            "  leases      {}",
+            if r.leases.len() == 1 {
+                "1 from the previous coordinator epoch; restore makes it stale and the first recovery adds a failure to its task".to_string()
+            } else {
+                format!(
+                    "{} from the previous coordinator epoch; restore makes them stale and the first recovery adds a failure to each task",
+                    count(r.leases.len() as u64)
+                )
+            }
         )?;
         let mut t = table(&["task", "worker", "stats"], s);
         for l in &r.leases {

@@ -148,6 +148,14 @@ pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", count(n), if n == 1 { one } else { many })
 }
 
+/// A number already written out (a Python integer) and the noun, singular
+/// for exactly 1.
+pub fn noun(n: impl std::fmt::Display, one: &str, many: &str) -> String {
+    let n = n.to_string();
+    let word = if n == "1" { one } else { many };
+    format!("{n} {word}")
+}
+
 /// A count with thousands separators (`1,000,000`).
 pub fn count(n: u64) -> String {
     let digits = n.to_string();

@@ -361,8 +361,8 @@ fn compact_body(out: &mut dyn Write, m: &Measured, s: &Styles) -> io::Result<()>
     )?;
     writeln!(
         out,
-        "  keeps       {} active leases",
-        count(p.active as u64)
+        "  keeps       {}",
+        plural(p.active as u64, "active lease", "active leases")
     )?;
     if p.drop_completed {
         writeln!(

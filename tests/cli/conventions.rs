@@ -350,3 +350,31 @@ fn a_running_master_is_named_with_its_pid() {
             std::process::id()
         ));
 }
+
+#[test]
+fn counts_are_grammatical() {
+    lj().args(["diff", "--color=never"])
+        .arg(fixture("diff/a.state.json"))
+        .arg(fixture("diff/b.state.json"))
+        .assert()
+        .code(1)
+        .stdout(contains(
+            "  changes     9 fields changed in 1 task, 1 task added, 1 task removed, 1 field changed in 1 state lease, 1 state lease added, 1 state lease removed, 3 settings changed\n",
+        ))
+        .stdout(contains("┆ 1 completion, 0 failures, 1 lease "));
+    lj().args(["inspect", "--color=never"])
+        .arg(fixture("verify/torn-tail/journal.jsonl"))
+        .assert()
+        .success()
+        .stdout(contains("  ignored     1 line: 1 torn-tail\n"));
+    lj().args(["inspect", "--color=never"])
+        .arg(fixture("samples/.state_tasks.json"))
+        .assert()
+        .success()
+        .stdout(contains(
+            "  totals      1 completion · 2 failures · 4 generated · 4 leases · 1s elapsed\n",
+        ))
+        .stdout(contains(
+            "  restore     resets the time of 1 state lease to 0.0\n",
+        ));
+}

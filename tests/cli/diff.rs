@@ -52,7 +52,7 @@ const T4: &str = "8f9ba36d"; // task-4: added (and a lease)
 fn snapshots_show_every_kind_of_change() {
     let (exit, r) = diff_json(&[], "diff/a.state.json", "diff/b.state.json");
     assert_eq!(exit, 1);
-    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["schema_version"], 2);
     assert_eq!(r["kind"], "snapshot");
     assert_eq!(r["identical"], false);
     assert_eq!(find(&r, "task", None, T0)["change"], "removed");
@@ -89,7 +89,7 @@ fn snapshots_show_every_kind_of_change() {
     assert_eq!(find(&r, "config", Some("shard_count"), "")["delta"], 8);
     assert_eq!(find(&r, "config", Some("worker_count"), "")["after"], 4);
     assert_eq!(find(&r, "config", Some("steal_window"), "")["after"], 32);
-    assert_eq!(r["counts"]["task changed"], 9);
+    assert_eq!(r["counts"]["task_changed"], 9);
     assert_eq!(r["summary"]["a"]["completions"], 5);
     assert_eq!(r["summary"]["b"]["completions"], 8);
     assert_eq!(r["summary"]["b"]["failures"], 1);
@@ -250,7 +250,7 @@ fn a_journal_plus_appended_records_lists_exactly_those_records() {
     );
     assert_eq!(
         r["counts"],
-        json!({"active added": 1, "active changed": 2, "active removed": 2, "completed added": 1})
+        json!({"active_added": 1, "active_changed": 2, "active_removed": 2, "completed_added": 1})
     );
     let owner = find(&r, "active", Some("owner"), "c0bb847b");
     assert_eq!(
