@@ -38,10 +38,6 @@ fn extra(name: &str) -> Extra {
                     "Everything a state directory says, with the master lock status.",
                 ),
                 (
-                    "leasejournal inspect --worker 3 /out/run1/.work_leases.jsonl",
-                    "Active leases of worker rank 3.",
-                ),
-                (
                     "leasejournal inspect --history 83ce7d /out/run1/.work_leases.jsonl",
                     "Every record of the ids starting with 83ce7d and what replay did with it.",
                 ),
@@ -195,14 +191,6 @@ fn extra(name: &str) -> Extra {
                     "The commands that fix what was found, in the order to run them.",
                 ),
                 (
-                    "leasejournal verify --strict --format json /out/run1",
-                    "Fail on warnings too; a JSON report for the job log.",
-                ),
-                (
-                    "leasejournal verify --ttl 600 --now 1754550100 .work_leases.jsonl",
-                    "Judge lease ages against a fixed time and a 10-minute TTL.",
-                ),
-                (
                     "leasejournal verify --ignore non-canonical-encoding --max-examples 3 a.jsonl b.jsonl",
                     "Two journals, one code muted, three examples per code.",
                 ),
@@ -256,6 +244,36 @@ fn extra(name: &str) -> Extra {
             catalog: false,
         },
     }
+}
+
+/// A subcommand's examples (`leasejournal` for the top level): its man
+/// page's EXAMPLES and the end of its --help, from this one list.
+pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
+    extra(name).examples
+}
+
+/// The examples as --help ends with them.
+pub fn examples_help(name: &str) -> String {
+    let mut text = String::from("Examples:\n");
+    for (command, what) in examples(name) {
+        text.push_str(&format!("  {command}\n      {what}\n"));
+    }
+    text
+}
+
+/// The command-line definition with each subcommand's examples at the end
+/// of its --help.
+pub fn command_with_examples() -> clap::Command {
+    let mut cmd = Cli::command().after_help(examples_help("leasejournal"));
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in names {
+        let help = examples_help(&name);
+        cmd = cmd.mut_subcommand(&name, |sub| sub.after_help(help));
+    }
+    cmd
 }
 
 fn render(cmd: clap::Command, name: &str) -> Vec<u8> {

@@ -21,7 +21,7 @@ pub use exit::{EXIT_STATUS, Exit};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Parser, Subcommand};
 
 /// Inspect, verify and repair the recovery state of a SymCC MPI fuzzing
 /// master.
@@ -57,7 +57,10 @@ pub enum Command {
 /// Parses the command line, runs the subcommand and maps the outcome to an
 /// exit code. Errors are printed here, once, as `leasejournal: <message>`.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let parsed = man::command_with_examples()
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();

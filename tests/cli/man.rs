@@ -175,3 +175,46 @@ fn readme_runbook_is_real_output() {
         .unwrap();
     }
 }
+
+/// Each subcommand's --help ends with the examples its man page lists
+/// under EXAMPLES: one list serves both (and man_pages_match_the_code
+/// keeps the pages in step with it).
+#[test]
+fn help_ends_with_the_man_pages_examples() {
+    let cmd = Cli::command();
+    let mut names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    names.push("leasejournal".to_string());
+    for name in names {
+        let mut run = lj();
+        if name != "leasejournal" {
+            run.arg(&name);
+        }
+        let out = run.arg("--help").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        let help = String::from_utf8(out.stdout).unwrap();
+        let examples = &help[help.rfind("Examples:\n").expect("an Examples block")..];
+        let commands: Vec<&str> = examples
+            .lines()
+            .filter(|l| l.starts_with("  leasejournal"))
+            .map(str::trim)
+            .collect();
+        let listed: Vec<&str> = man::examples(&name).iter().map(|(c, _)| *c).collect();
+        assert_eq!(commands, listed, "{name}");
+        assert!((2..=3).contains(&commands.len()), "{name}: {commands:?}");
+        let page_name = if name == "leasejournal" {
+            "leasejournal.1".to_string()
+        } else {
+            format!("leasejournal-{name}.1")
+        };
+        let page = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("man")
+                .join(page_name),
+        )
+        .unwrap();
+        assert!(page.contains(".SH EXAMPLES"), "{name}");
+    }
+}
