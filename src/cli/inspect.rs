@@ -9,7 +9,9 @@ use clap::{Args, ValueEnum};
 
 use super::exit::Exit;
 use super::load::{self, Target};
-use super::output::{Format, OutputArgs, ProgressArgs, parse_id_prefix, parse_now, system_now};
+use super::output::{
+    Format, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now, system_now,
+};
 use crate::inspect::{DirectoryReport, FileReport, JournalOptions, SCHEMA_VERSION};
 use crate::render;
 use crate::statedir::{self, Kind};
@@ -68,6 +70,22 @@ pub struct InspectArgs {
     #[arg(long = "history", value_name = "PREFIX", value_parser = parse_id_prefix)]
     pub history: Option<String>,
 
+    /// Show at most N active leases in the table, oldest first, and say
+    /// how many were left out (JSON always lists every one).
+    #[arg(
+        long = "limit",
+        allow_negative_numbers = true,
+        value_name = "N",
+        default_value_t = 20,
+        value_parser = parse_count,
+        conflicts_with = "all"
+    )]
+    pub limit: usize,
+
+    /// Show every active lease in the table.
+    #[arg(long = "all")]
+    pub all: bool,
+
     /// Compute ages against this Unix time instead of the system clock.
     #[arg(long = "now", allow_negative_numbers = true, value_name = "UNIX_SECONDS", value_parser = parse_now)]
     pub now: Option<f64>,
@@ -88,6 +106,7 @@ fn parse_worker(text: &str) -> Result<u64, String> {
 /// Runs `inspect`.
 pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let now = args.now.unwrap_or_else(system_now);
+    let limit = (!args.all).then_some(args.limit);
     let styles = args.output.styles();
     let options = JournalOptions {
         worker: args.worker,
@@ -107,7 +126,9 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
             let report = load::inspect_file(&path, kind, prefix, file, &options, now, bar)?;
             match (args.output.format, &report) {
                 (Format::Json, _) => render::json(out, &report)?,
-                (Format::Table, FileReport::Journal(j)) => render::journal(out, j, now, &styles)?,
+                (Format::Table, FileReport::Journal(j)) => {
+                    render::journal(out, j, now, limit, &styles)?
+                }
                 (Format::Table, FileReport::Snapshot(s)) => render::snapshot(out, s, &styles)?,
             }
         }
@@ -134,7 +155,7 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
             };
             match args.output.format {
                 Format::Json => render::json(out, &report)?,
-                Format::Table => render::directory(out, &report, now, &styles)?,
+                Format::Table => render::directory(out, &report, now, limit, &styles)?,
             }
         }
     }

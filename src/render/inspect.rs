@@ -13,7 +13,13 @@ fn short(id: &WorkId) -> String {
 }
 
 /// Writes a journal report.
-pub fn journal(out: &mut dyn Write, r: &JournalReport, now: f64, s: &Styles) -> io::Result<()> {
+pub fn journal(
+    out: &mut dyn Write,
+    r: &JournalReport,
+    now: f64,
+    limit: Option<usize>,
+    s: &Styles,
+) -> io::Result<()> {
     let sum = &r.summary;
     writeln!(out, "{} {}", s.bold("journal"), r.path)?;
     let tail = match sum.tail.state {
@@ -141,8 +147,19 @@ pub fn journal(out: &mut dyn Write, r: &JournalReport, now: f64, s: &Styles) -> 
             ],
             s,
         );
+        // Oldest first: legacy leases (from an earlier boot), then by time;
+        // at most `limit` of them.
+        let mut rows: Vec<&crate::inspect::ActiveLease> = r.active.iter().collect();
+        rows.sort_by(|a, b| {
+            (a.clock == Clock::Unix)
+                .cmp(&(b.clock == Clock::Unix))
+                .then(a.time.total_cmp(&b.time))
+                .then(a.id.cmp(&b.id))
+        });
+        let left_out = limit.map_or(0, |n| rows.len().saturating_sub(n));
+        rows.truncate(rows.len() - left_out);
         // Formatted on every core: a journal can hold tens of thousands.
-        t.add_rows(r.active.par_iter().map(|a| {
+        t.add_rows(rows.par_iter().map(|a| {
             let (leased, age_text) = match a.clock {
                 Clock::Unix => (utc(a.time), a.age_seconds.map(age).unwrap_or_default()),
                 Clock::Legacy => (
@@ -168,6 +185,14 @@ pub fn journal(out: &mut dyn Write, r: &JournalReport, now: f64, s: &Styles) -> 
             ]
         }));
         writeln!(out, "{t}")?;
+        if left_out > 0 {
+            writeln!(
+                out,
+                "  … and {} more active {}, newer than these (--all lists every one; --format json always does)",
+                count(left_out as u64),
+                if left_out == 1 { "lease" } else { "leases" }
+            )?;
+        }
     }
     if let Some(history) = &r.history {
         if history.is_empty() {
@@ -343,7 +368,13 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
 }
 
 /// Writes a directory report.
-pub fn directory(out: &mut dyn Write, r: &DirectoryReport, now: f64, s: &Styles) -> io::Result<()> {
+pub fn directory(
+    out: &mut dyn Write,
+    r: &DirectoryReport,
+    now: f64,
+    limit: Option<usize>,
+    s: &Styles,
+) -> io::Result<()> {
     writeln!(out, "{} {}", s.bold("state directory"), r.path)?;
     let lock = match (r.master_lock.present, r.master_lock.held) {
         (false, _) => "no .master-queue.lock".to_string(),
@@ -373,7 +404,7 @@ pub fn directory(out: &mut dyn Write, r: &DirectoryReport, now: f64, s: &Styles)
     for file in &r.files {
         writeln!(out)?;
         match file {
-            FileReport::Journal(j) => journal(out, j, now, s)?,
+            FileReport::Journal(j) => journal(out, j, now, limit, s)?,
             FileReport::Snapshot(sn) => snapshot(out, sn, s)?,
         }
     }

@@ -378,3 +378,63 @@ fn counts_are_grammatical() {
             "  restore     resets the time of 1 state lease to 0.0\n",
         ));
 }
+
+#[test]
+fn inspect_shows_the_oldest_leases_and_says_how_many_it_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".work_leases.jsonl");
+    let mut journal = Vec::new();
+    for i in 0..30u64 {
+        let payload = format!("{{\"path\":\"/q/{i}\"}}");
+        let id = WorkId::of_canonical(payload.as_bytes());
+        // Written newest first, so the table's order is its own.
+        journal.extend(lease_line(
+            &id,
+            &PyInt::Small(1),
+            1_754_550_000.0 - i as f64,
+            &PyInt::Small(1),
+            Clock::Unix,
+            payload.as_bytes(),
+        ));
+    }
+    fs::write(&path, &journal).unwrap();
+    let rows = |extra: &[&str]| -> (Vec<String>, String) {
+        let out = lj()
+            .args(["inspect", "--color=never", "--now=1754550100"])
+            .args(extra)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let paths = text
+            .lines()
+            .filter(|l| l.starts_with('│'))
+            .skip(1)
+            .map(|l| {
+                l.split('┆')
+                    .nth(7)
+                    .unwrap()
+                    .trim()
+                    .trim_end_matches('│')
+                    .trim()
+                    .to_string()
+            })
+            .collect();
+        (paths, text)
+    };
+    let (paths, text) = rows(&[]);
+    assert_eq!(paths.len(), 20);
+    assert_eq!(paths[0], "/q/29", "oldest first");
+    assert!(text.ends_with(
+        "  … and 10 more active leases, newer than these (--all lists every one; --format json always does)\n"
+    ));
+    let (paths, text) = rows(&["--limit", "29"]);
+    assert_eq!(paths.len(), 29);
+    assert!(text.contains("… and 1 more active lease, newer"));
+    let (paths, text) = rows(&["--all"]);
+    assert_eq!(paths.len(), 30);
+    assert!(!text.contains("more active"));
+    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+    assert_eq!(v["active"].as_array().unwrap().len(), 30);
+}
