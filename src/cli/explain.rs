@@ -18,7 +18,7 @@ use crate::verify::{self, CATALOG, CodeInfo};
 #[derive(Clone, Debug, Args)]
 pub struct ExplainArgs {
     /// The code, as verify prints it (for example torn-tail).
-    #[arg(value_name = "CODE")]
+    #[arg(value_name = "CODE", value_parser = CodeParser, hide_possible_values = true)]
     pub code: Option<String>,
 
     /// Print the whole catalog (the same as giving no code).
@@ -45,6 +45,51 @@ struct Entry<'a> {
 struct Catalog<'a> {
     schema_version: u32,
     codes: &'a [CodeInfo],
+}
+
+/// Parses a finding code: known codes only, with a did-you-mean for a
+/// misspelt one. It names every code to the shell completions (and
+/// nowhere else: the arguments hide the list from --help).
+#[derive(Clone, Copy, Debug)]
+pub struct CodeParser;
+
+impl clap::builder::TypedValueParser for CodeParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let text = value.to_string_lossy();
+        if let Some(info) = verify::lookup(&text) {
+            return Ok(info.code.to_string());
+        }
+        let hint = match did_you_mean(&text) {
+            Some(known) => format!("; did you mean {known}?"),
+            None => String::new(),
+        };
+        let arg = arg.map_or("CODE".to_string(), |a| a.to_string());
+        let mut cmd = cmd.clone();
+        Err(clap::Error::raw(
+            clap::error::ErrorKind::ValueValidation,
+            format!(
+                "invalid value '{text}' for '{arg}': not a finding code{hint} (leasejournal explain lists them all)"
+            ),
+        )
+        .format(&mut cmd))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            CATALOG
+                .iter()
+                .map(|c| clap::builder::PossibleValue::new(c.code)),
+        ))
+    }
 }
 
 /// The code most like `code`, if one is close enough to be a misspelling.

@@ -73,7 +73,12 @@ pub struct VerifyArgs {
     pub strict: bool,
 
     /// Leave out findings with this code (repeatable).
-    #[arg(long = "ignore", value_name = "CODE", value_parser = parse_code)]
+    #[arg(
+        long = "ignore",
+        value_name = "CODE",
+        value_parser = super::explain::CodeParser,
+        hide_possible_values = true
+    )]
     pub ignore: Vec<String>,
 
     /// Show at most N examples per code (0: all); counts stay exact.
@@ -89,17 +94,6 @@ pub struct VerifyArgs {
 
     #[command(flatten)]
     pub progress: ProgressArgs,
-}
-
-fn parse_code(text: &str) -> Result<String, String> {
-    verify::lookup(text)
-        .map(|c| c.code.to_string())
-        .ok_or_else(|| match super::explain::did_you_mean(text) {
-            Some(known) => format!(
-                "{text:?} is not a finding code; did you mean {known}? (leasejournal explain --list)"
-            ),
-            None => format!("{text:?} is not a finding code (see leasejournal explain --list)"),
-        })
 }
 
 /// Checks one file; for a journal, also forecasts what resume does with

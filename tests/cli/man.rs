@@ -218,3 +218,50 @@ fn help_ends_with_the_man_pages_examples() {
         assert!(page.contains(".SH EXAMPLES"), "{name}");
     }
 }
+
+/// The bash completion offers the finding codes and the values of --kind
+/// and --format: sourced in bash, its function answers as it would at a
+/// prompt.
+#[test]
+fn bash_completion_offers_codes_kinds_and_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("leasejournal.bash");
+    let out = lj().args(["completions", "bash"]).output().unwrap();
+    std::fs::write(&script, out.stdout).unwrap();
+    let complete = |words: &[&str]| -> Vec<String> {
+        let line = words.join(" ");
+        let program = format!(
+            "source {}; COMP_WORDS=({line}); COMP_CWORD={}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; _leasejournal leasejournal '{}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            words.len() - 1,
+            words[words.len() - 1],
+            words[words.len() - 2],
+        );
+        let out = std::process::Command::new("bash")
+            .args(["--norc", "-c", &program])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    assert_eq!(
+        complete(&["leasejournal", "explain", "torn"]),
+        ["torn-tail"]
+    );
+    assert!(
+        complete(&["leasejournal", "verify", "--ignore", "seed"])
+            .contains(&"seed-missing".to_string())
+    );
+    assert_eq!(
+        complete(&["leasejournal", "inspect", "--kind", ""]),
+        ["journal", "snapshot"]
+    );
+    assert_eq!(
+        complete(&["leasejournal", "verify", "--format", ""]),
+        ["table", "json"]
+    );
+}

@@ -756,7 +756,7 @@ fn options_ignore_max_examples_and_quiet() {
         .arg(&path)
         .assert()
         .code(2)
-        .stderr(contains("explain --list"));
+        .stderr(contains("not a finding code (leasejournal explain lists them all)"));
 }
 
 #[test]
@@ -856,12 +856,12 @@ fn explain_prints_the_catalog_entry() {
         .success()
         .stdout(contains("snapshot-inherited-lease"));
     lj().args(["explain", "nope"]).assert().code(2).stderr(
-        "leasejournal: unknown finding code \"nope\"; leasejournal explain lists them all\n",
+        "error: invalid value 'nope' for '[CODE]': not a finding code (leasejournal explain lists them all)\n\nUsage: leasejournal explain [OPTIONS] [CODE]\n\nFor more information, try '--help'.\n",
     );
     lj().args(["explain", "torn-tial"])
         .assert()
         .code(2)
-        .stderr("leasejournal: unknown finding code \"torn-tial\"; did you mean torn-tail? (leasejournal explain lists them all)\n");
+        .stderr("error: invalid value 'torn-tial' for '[CODE]': not a finding code; did you mean torn-tail? (leasejournal explain lists them all)\n\nUsage: leasejournal explain [OPTIONS] [CODE]\n\nFor more information, try '--help'.\n");
     // No code: the catalog, as --list prints it.
     let list = lj().args(["explain", "--list"]).output().unwrap();
     lj().arg("explain")
