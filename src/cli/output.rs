@@ -49,8 +49,22 @@ impl OutputArgs {
         // NO_COLOR, or a terminal that cannot show colour (TERM=dumb).
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
             || std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-        Styles::new(choice, std::io::stdout().is_terminal(), no_color)
+        Styles::new(choice, std::io::stdout().is_terminal(), no_color).with_width(screen_width())
     }
+}
+
+/// The width tables fit in: `COLUMNS` when it is a number, else the
+/// terminal's when stdout is one; otherwise tables are as wide as their
+/// cells (a file or a pipe gets every character).
+pub fn screen_width() -> Option<usize> {
+    if let Some(columns) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(columns);
+    }
+    terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0 as usize)
 }
 
 /// `--no-progress`.
@@ -81,11 +95,16 @@ impl ProgressArgs {
             indicatif::ProgressDrawTarget::stderr(),
         );
         let style = indicatif::ProgressStyle::with_template(
-            "{msg} {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}",
+            // The file name takes what room is left and is cut to fit, so
+            // the bar never wraps, even at 60 columns.
+            "{wide_msg} {bar:16} {bytes}/{total_bytes} ETA {eta}",
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
         bar.set_style(style);
-        bar.set_message(path.display().to_string());
+        bar.set_message(path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ));
         bar
     }
 }

@@ -37,9 +37,9 @@ pub fn journal(
     };
     writeln!(
         out,
-        "  size        {} bytes, {} lines",
-        count(sum.bytes),
-        count(sum.lines)
+        "  size        {}, {}",
+        plural(sum.bytes, "byte", "bytes"),
+        plural(sum.lines, "line", "lines")
     )?;
     writeln!(out, "  tail        {tail}")?;
     if sum.tail.zero_bytes > 0 {

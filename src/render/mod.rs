@@ -24,6 +24,8 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Styles {
     enabled: bool,
+    /// The screen width tables fit in (`None`: as wide as they are).
+    width: Option<usize>,
 }
 
 /// What `--color` asked for.
@@ -46,12 +48,23 @@ impl Styles {
             ColorChoice::Never => false,
             ColorChoice::Auto => stdout_is_terminal && !no_color,
         };
-        Styles { enabled }
+        Styles {
+            enabled,
+            width: None,
+        }
+    }
+
+    /// These styles, with tables fitted into `width` columns.
+    pub fn with_width(self, width: Option<usize>) -> Styles {
+        Styles { width, ..self }
     }
 
     /// Plain output.
     pub fn plain() -> Styles {
-        Styles { enabled: false }
+        Styles {
+            enabled: false,
+            width: None,
+        }
     }
 
     fn paint(&self, text: &str, f: impl Fn(&str) -> String) -> String {
@@ -98,7 +111,36 @@ pub fn json<T: Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
 
 /// A table in the project's one style, with a bold header.
 pub fn table(header: &[&str], styles: &Styles) -> Table {
+    // The long columns give way when the table is wider than the screen;
+    // ids, numbers and times stay whole.
+    const LONG: [&str; 8] = [
+        "path",
+        "on resume",
+        "meaning",
+        "effect",
+        "before",
+        "after",
+        "dropped because",
+        "stats",
+    ];
+    let long: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| LONG.contains(h))
+        .map(|(i, _)| i)
+        .collect();
+    // When that is not enough, these go, the first first.
+    const SPARE: [&str; 8] = [
+        "attempts", "offset", "line", "scope", "leased", "clock", "worker", "time",
+    ];
+    let spare: Vec<usize> = SPARE
+        .iter()
+        .filter_map(|name| header.iter().position(|h| h == name))
+        .collect();
     Table::new(header.iter().map(|h| styles.bold(h)).collect())
+        .fit(styles.width)
+        .shrink(&long)
+        .drop_first(&spare)
 }
 
 /// A Unix time as `YYYY-MM-DD HH:MM:SS UTC`, or the raw number when it is

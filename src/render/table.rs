@@ -20,7 +20,18 @@ use unicode_width::UnicodeWidthStr;
 pub struct Table {
     header: Vec<Cell>,
     rows: Vec<Vec<Cell>>,
+    /// The screen width to fit in, if any.
+    max_width: Option<usize>,
+    /// The columns that may be shortened to fit (the long ones: paths,
+    /// prose); the others (ids, numbers, times) always stay whole.
+    shrinkable: Vec<usize>,
+    /// The columns that may be left out when shortening is not enough,
+    /// the first to go first.
+    droppable: Vec<usize>,
 }
+
+/// No column is shortened below this many columns.
+const MIN_COLUMN: usize = 10;
 
 /// A cell's text and the columns it takes on screen.
 #[derive(Clone, Debug, Default)]
@@ -48,7 +59,58 @@ impl Table {
         Table {
             header: header.into_iter().map(Cell::new).collect(),
             rows: Vec::new(),
+            max_width: None,
+            shrinkable: Vec::new(),
+            droppable: Vec::new(),
         }
+    }
+
+    /// Lets these columns be shortened when the table is fitted.
+    pub fn shrink(mut self, columns: &[usize]) -> Table {
+        self.shrinkable = columns.to_vec();
+        self
+    }
+
+    /// Lets these columns be left out, in this order, when shortening the
+    /// others does not make the table fit.
+    pub fn drop_first(mut self, columns: &[usize]) -> Table {
+        self.droppable = columns.to_vec();
+        self
+    }
+
+    /// The table without column `i`.
+    fn without(&self, i: usize) -> Table {
+        let remove = |cells: &[Cell]| -> Vec<Cell> {
+            cells
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, c)| c.clone())
+                .collect()
+        };
+        let shift = |cols: &[usize]| -> Vec<usize> {
+            cols.iter()
+                .filter(|&&c| c != i)
+                .map(|&c| if c > i { c - 1 } else { c })
+                .collect()
+        };
+        Table {
+            header: remove(&self.header),
+            rows: self.rows.par_iter().map(|r| remove(r)).collect(),
+            max_width: self.max_width,
+            shrinkable: shift(&self.shrinkable),
+            droppable: shift(&self.droppable[1..]),
+        }
+    }
+
+    /// Fits the table into `width` screen columns (`None`: as wide as its
+    /// cells): the widest columns are shortened first, each cell that is
+    /// too long losing its middle to an ellipsis, so that short columns
+    /// (ids, workers, times) stay whole and a path keeps its start and its
+    /// file name.
+    pub fn fit(mut self, width: Option<usize>) -> Table {
+        self.max_width = width;
+        self
     }
 
     /// Appends a row; missing cells are empty, extra ones are dropped.
@@ -92,7 +154,7 @@ impl Table {
     /// The table as text, built in one string (tens of thousands of rows
     /// would otherwise be tens of thousands of formatted writes).
     fn draw(&self) -> String {
-        let widths: Vec<usize> = (0..self.header.len())
+        let mut widths: Vec<usize> = (0..self.header.len())
             .map(|i| {
                 std::iter::once(&self.header[i])
                     .chain(self.rows.iter().map(|r| &r[i]))
@@ -101,6 +163,32 @@ impl Table {
                     .unwrap_or(0)
             })
             .collect();
+        let shortened = self
+            .max_width
+            .and_then(|max| shorten(&mut widths, &self.shrinkable, max));
+        if let (Some(max), Some(first)) = (self.max_width, self.droppable.first()) {
+            let fitted = shortened.as_deref().unwrap_or(&widths);
+            if fitted.iter().map(|w| w + 3).sum::<usize>() + 1 > max {
+                return self.without(*first).draw();
+            }
+        }
+        if let Some(widths) = shortened {
+            let cut = |cells: &[Cell]| -> Vec<Cell> {
+                cells
+                    .iter()
+                    .zip(&widths)
+                    .map(|(c, &w)| if c.width > w { c.cut(w) } else { c.clone() })
+                    .collect()
+            };
+            let table = Table {
+                header: cut(&self.header),
+                rows: self.rows.par_iter().map(|r| cut(r)).collect(),
+                max_width: None,
+                shrinkable: Vec::new(),
+                droppable: Vec::new(),
+            };
+            return table.draw();
+        }
         let line_bytes: usize = widths.iter().map(|w| w + 5).sum::<usize>() + 4;
         let mut out = String::with_capacity(line_bytes * (self.rows.len() + 4));
         let rule = |out: &mut String, [left, fill, join, right]: [char; 4]| {
@@ -150,6 +238,87 @@ impl Table {
         rule(&mut out, ['└', '─', '┴', '┘']);
         out
     }
+}
+
+/// Column widths that fit `max` screen columns, borders included, by
+/// shortening the widest of the `shrinkable` columns (never below
+/// [`MIN_COLUMN`]); `None` when they fit already or none may shrink.
+fn shorten(widths: &mut [usize], shrinkable: &[usize], max: usize) -> Option<Vec<usize>> {
+    let total = |w: &[usize]| w.iter().map(|w| w + 3).sum::<usize>() + 1;
+    if total(widths) <= max || shrinkable.is_empty() {
+        return None;
+    }
+    let mut fitted = widths.to_vec();
+    while total(&fitted) > max {
+        let (i, widest) = shrinkable
+            .iter()
+            .filter(|&&i| i < fitted.len())
+            .map(|&i| (i, fitted[i]))
+            .max_by_key(|(_, w)| *w)?;
+        if widest <= MIN_COLUMN {
+            break;
+        }
+        let second = shrinkable
+            .iter()
+            .filter(|&&j| j != i && j < fitted.len())
+            .map(|&j| fitted[j])
+            .max()
+            .unwrap_or(0);
+        let excess = total(&fitted) - max;
+        fitted[i] = widest
+            .saturating_sub(excess)
+            .max(second)
+            .max(MIN_COLUMN)
+            .min(widest - 1);
+    }
+    Some(fitted)
+}
+
+impl Cell {
+    /// The cell shortened to `width` columns, its middle replaced by an
+    /// ellipsis. A cell with colour codes loses its colour.
+    fn cut(&self, width: usize) -> Cell {
+        let plain = strip_sgr(&self.text);
+        let chars: Vec<char> = plain.chars().collect();
+        let keep = width.saturating_sub(1);
+        let head_width = keep.div_ceil(2);
+        let (mut head, mut used) = (String::new(), 0);
+        for &c in &chars {
+            let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            if used + w > head_width {
+                break;
+            }
+            head.push(c);
+            used += w;
+        }
+        let (mut tail, mut tail_used) = (Vec::new(), 0);
+        for &c in chars.iter().rev() {
+            let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            if used + tail_used + w > keep {
+                break;
+            }
+            tail.push(c);
+            tail_used += w;
+        }
+        tail.reverse();
+        let text = format!("{head}…{}", tail.into_iter().collect::<String>());
+        let width = text.width();
+        Cell { text, width }
+    }
+}
+
+/// `text` without its colour codes.
+fn strip_sgr(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\x1b') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let n = sgr_len(rest).unwrap_or(1);
+        rest = &rest[n..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The columns `text` takes on a terminal: colour codes (`ESC [ … m`) take

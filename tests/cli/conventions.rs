@@ -438,3 +438,75 @@ fn inspect_shows_the_oldest_leases_and_says_how_many_it_left_out() {
     let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
     assert_eq!(v["active"].as_array().unwrap().len(), 30);
 }
+
+#[test]
+fn tables_fit_the_terminal_and_keep_ids_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".work_leases.jsonl");
+    let payload = format!(
+        "{{\"path\":\"/srv/fuzz/{}/queue/id:000001,src:000000,op:havoc\"}}",
+        "x".repeat(80)
+    );
+    let id = WorkId::of_canonical(payload.as_bytes());
+    fs::write(
+        &path,
+        lease_line(
+            &id,
+            &PyInt::Small(7),
+            1_754_550_000.0,
+            &PyInt::Small(1),
+            Clock::Unix,
+            payload.as_bytes(),
+        ),
+    )
+    .unwrap();
+    let short = id.to_hex()[..12].to_string();
+    let cases = [
+        &["inspect", "--now=1754550100"][..],
+        &["recover", "--now=1754550100"],
+        &["explain"],
+    ];
+    for (columns, args) in [60, 100].into_iter().flat_map(|c| cases.map(|a| (c, a))) {
+        let out = lj()
+            .env("COLUMNS", columns.to_string())
+            .args(args)
+            .args(["--color=never"])
+            .args((args[0] != "explain").then_some(&path))
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let table: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(['┌', '│', '╞', '└']))
+            .collect();
+        assert!(!table.is_empty(), "{args:?}");
+        for line in &table {
+            assert!(
+                unicode_width::UnicodeWidthStr::width(*line) <= columns,
+                "{args:?} at {columns}: {line}"
+            );
+        }
+        if args[0] != "explain" {
+            assert!(text.contains(&short), "{args:?}: the id stays whole");
+            assert!(
+                text.contains("/srv/") && text.contains("havoc") && text.contains('…'),
+                "{args:?}: {text}"
+            );
+        }
+    }
+    // Without a terminal or COLUMNS, nothing is cut.
+    let text = String::from_utf8(
+        lj().args(["inspect", "--color=never", "--now=1754550100"])
+            .arg(&path)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(text.contains("id:000001,src:000000,op:havoc"));
+    assert!(
+        text.lines()
+            .filter(|l| l.starts_with('│'))
+            .all(|l| !l.contains('…'))
+    );
+}

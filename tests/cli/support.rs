@@ -7,7 +7,10 @@ use assert_cmd::Command;
 /// The binary under test.
 pub fn lj() -> Command {
     let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("leasejournal");
-    cmd.env_remove("NO_COLOR");
+    // Output does not depend on the shell the tests run from.
+    cmd.env_remove("NO_COLOR")
+        .env_remove("COLUMNS")
+        .env_remove("TERM");
     cmd
 }
 

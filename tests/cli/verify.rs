@@ -756,7 +756,9 @@ fn options_ignore_max_examples_and_quiet() {
         .arg(&path)
         .assert()
         .code(2)
-        .stderr(contains("not a finding code (leasejournal explain lists them all)"));
+        .stderr(contains(
+            "not a finding code (leasejournal explain lists them all)",
+        ));
 }
 
 #[test]
