@@ -31,9 +31,12 @@ pub enum Target {
     Directory(StateDir),
 }
 
-/// Whether PATH names standard input.
+/// Whether PATH names standard input: `-`, or `/dev/stdin` when it is a
+/// pipe or a terminal rather than a file.
 pub fn is_stdin(path: &Path) -> bool {
     path.as_os_str() == "-"
+        || (path.as_os_str() == "/dev/stdin"
+            && std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()))
 }
 
 /// Standard input as a file that can be read by position: the file itself

@@ -510,3 +510,47 @@ fn tables_fit_the_terminal_and_keep_ids_whole() {
             .all(|l| !l.contains('…'))
     );
 }
+
+#[test]
+fn dev_stdin_reads_like_a_dash_and_lock_timeout_says_whom_it_waits_for() {
+    let journal = fs::read(fixture("samples/.work_leases.jsonl")).unwrap();
+    let out = with_stdin(&["inspect", "--format=json", "/dev/stdin"], &journal);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A terminal (script(1) gives one) is told whom --lock-timeout waits for.
+    use std::os::unix::io::AsRawFd;
+    let dir = copy_dir(&fixture("verify/torn-tail"));
+    let lock = fs::File::create(dir.path().join(".master-queue.lock")).unwrap();
+    // SAFETY: a valid descriptor.
+    assert_eq!(
+        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let out = Command::new("script")
+        .arg("-qc")
+        .arg(format!(
+            "{} repair --apply --lock-timeout 1 {}",
+            bin().display(),
+            dir.path().join("journal.jsonl").display()
+        ))
+        .arg("/dev/null")
+        .output()
+        .expect("script(1) from util-linux");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "leasejournal: waiting up to 1s for pid {} to release {}/.master-queue.lock",
+            std::process::id(),
+            dir.path().display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("Stop it first, or wait for it with --lock-timeout SECONDS"),
+        "{text}"
+    );
+}
