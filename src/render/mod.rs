@@ -130,8 +130,9 @@ pub fn table(header: &[&str], styles: &Styles) -> Table {
         .map(|(i, _)| i)
         .collect();
     // When that is not enough, these go, the first first.
-    const SPARE: [&str; 8] = [
-        "attempts", "offset", "line", "scope", "leased", "clock", "worker", "time",
+    const SPARE: [&str; 11] = [
+        "attempts", "offset", "line", "scope", "leased", "clock", "worker", "time", "delta",
+        "entity", "field",
     ];
     let spare: Vec<usize> = SPARE
         .iter()

@@ -494,6 +494,41 @@ fn tables_fit_the_terminal_and_keep_ids_whole() {
             );
         }
     }
+    // diff's tables too.
+    for args in [
+        &[
+            "diff",
+            "--color=never",
+            "diff/a.state.json",
+            "diff/b.state.json",
+        ][..],
+        &[
+            "diff",
+            "--color=never",
+            "--history",
+            "diff/a.jsonl",
+            "diff/b.jsonl",
+        ],
+    ] {
+        let out = lj()
+            .env("COLUMNS", "60")
+            .args(args.iter().map(|a| {
+                if a.starts_with("diff/") {
+                    fixture(a).display().to_string()
+                } else {
+                    a.to_string()
+                }
+            }))
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        for line in text.lines().filter(|l| l.starts_with(['┌', '│', '╞', '└'])) {
+            assert!(
+                unicode_width::UnicodeWidthStr::width(line) <= 60,
+                "{args:?}: {line}"
+            );
+        }
+    }
     // Without a terminal or COLUMNS, nothing is cut.
     let text = String::from_utf8(
         lj().args(["inspect", "--color=never", "--now=1754550100"])
