@@ -34,6 +34,8 @@ pub enum WriteError {
         dir: PathBuf,
         /// Who holds it, as `/proc/locks` tells (empty when it cannot).
         pids: Vec<i64>,
+        /// Whether `--lock-timeout` was waited out.
+        waited: bool,
     },
     /// The file changed between the read and the write.
     Changed {
@@ -73,7 +75,7 @@ pub enum WriteError {
 impl std::fmt::Display for WriteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            WriteError::Locked { dir, pids } => {
+            WriteError::Locked { dir, pids, waited } => {
                 let who = match pids.as_slice() {
                     [] => String::new(),
                     [pid] => format!(" (pid {pid})"),
@@ -85,11 +87,19 @@ impl std::fmt::Display for WriteError {
                             .join(", ")
                     ),
                 };
-                write!(
-                    f,
-                    "{}: a running master{who} holds {MASTER_LOCK}; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS",
-                    dir.display()
-                )
+                if *waited {
+                    write!(
+                        f,
+                        "{}: a running master{who} still holds {MASTER_LOCK} at the end of --lock-timeout; nothing was written",
+                        dir.display()
+                    )
+                } else {
+                    write!(
+                        f,
+                        "{}: a running master{who} holds {MASTER_LOCK}; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS",
+                        dir.display()
+                    )
+                }
             }
             WriteError::Changed { path } => write!(
                 f,
@@ -262,6 +272,7 @@ impl MasterLock {
                         return Err(WriteError::Locked {
                             dir: dir.to_path_buf(),
                             pids: holders(),
+                            waited: deadline.is_some(),
                         });
                     }
                     if let Some(tell) = on_wait.take() {

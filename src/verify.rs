@@ -302,6 +302,11 @@ pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
     CATALOG.iter().find(|c| c.code == code)
 }
 
+/// `n` and the noun, singular for exactly 1.
+fn plural_en(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// The code of the finding that explains why upstream ignored a line.
 pub fn ignore_code(reason: IgnoreReason) -> &'static str {
     match reason {
@@ -587,12 +592,16 @@ impl Observer for JournalChecks<'_> {
             if invalid_bytes_inside_string(event.content) {
                 f.add(s, "invalid-utf8", file, at, || {
                     format!(
-                        "{n} invalid UTF-8 bytes inside a string: deleting them changes the value"
+                        "{} inside a string: deleting them changes the value",
+                        plural_en(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes")
                     )
                 });
             } else {
                 f.add(s, "invalid-utf8", file, at, || {
-                    format!("{n} invalid UTF-8 bytes between tokens, deleted before parsing")
+                    format!(
+                        "{} between tokens, deleted before parsing",
+                        plural_en(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes")
+                    )
                 });
             }
         }
@@ -1025,13 +1034,19 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
             if stats.duplicate_members > 0 {
                 let n = stats.duplicate_members;
                 f.add(s, "snapshot-duplicate-member", file, none, || {
-                    format!("{n} repeated member names: the last value of each wins")
+                    format!(
+                        "{}: the last value of each wins",
+                        plural_en(n as u64, "repeated member name", "repeated member names")
+                    )
                 });
             }
             if stats.nonfinite_constants > 0 {
                 let n = stats.nonfinite_constants;
                 f.add(s, "snapshot-non-finite", file, none, || {
-                    format!("{n} NaN/Infinity constants")
+                    format!(
+                        "{}",
+                        plural_en(n as u64, "NaN/Infinity constant", "NaN/Infinity constants")
+                    )
                 });
             }
         }

@@ -46,7 +46,8 @@ pub enum OnlyArg {
 ///
 /// Exit status as diff(1): 0 identical, 1 different, 2 trouble. Journals
 /// are identical when their bytes are; snapshots when their restored views
-/// and configuration are.
+/// and configuration are. With --ignore, --only or --id, 0 means that no
+/// change is left to show (as diff -I).
 #[derive(Clone, Debug, Args)]
 pub struct DiffArgs {
     /// The earlier (or reference) file; - reads standard input.
@@ -62,7 +63,7 @@ pub struct DiffArgs {
     pub kind: Option<KindArg>,
 
     /// Leave out changes of this field (repeatable), e.g. elapsed, last_lease.
-    #[arg(long = "ignore", value_name = "FIELD")]
+    #[arg(long = "ignore", allow_hyphen_values = true, value_name = "FIELD")]
     pub ignore: Vec<String>,
 
     /// Show only added, removed or changed entities.
@@ -70,7 +71,7 @@ pub struct DiffArgs {
     pub only: Option<OnlyArg>,
 
     /// Show only ids starting with PREFIX (hex).
-    #[arg(long = "id", value_name = "PREFIX", value_parser = parse_id_prefix)]
+    #[arg(long = "id", allow_hyphen_values = true, value_name = "PREFIX", value_parser = parse_id_prefix)]
     pub id: Option<String>,
 
     /// For journals: attribute each state change to the records in B that
@@ -120,8 +121,12 @@ fn restored_or_empty(bytes: &[u8], notes: &mut Vec<String>, side: &str) -> (Rest
 }
 
 fn read_all(path: &Path, mut prefix: Vec<u8>, mut file: File) -> Result<Vec<u8>, InputError> {
-    file.read_to_end(&mut prefix)
-        .map_err(|e| InputError::new(path, format!("read error: {e}")))?;
+    file.read_to_end(&mut prefix).map_err(|e| {
+        InputError::new(
+            path,
+            format!("read error: {}", crate::statedir::in_words(&e)),
+        )
+    })?;
     Ok(prefix)
 }
 
@@ -150,12 +155,21 @@ fn scan(
     observer: &mut (dyn journal::Observer + Send),
 ) -> Result<journal::Scan, InputError> {
     let len = load::size(path, file)?;
-    journal::scan(journal::Positional::file(file, len), observer)
-        .map_err(|e| InputError::new(path, format!("read error: {e}")))
+    journal::scan(journal::Positional::file(file, len), observer).map_err(|e| {
+        InputError::new(
+            path,
+            format!("read error: {}", crate::statedir::in_words(&e)),
+        )
+    })
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> InputError + '_ {
-    move |e| InputError::new(path, format!("read error: {e}"))
+    move |e| {
+        InputError::new(
+            path,
+            format!("read error: {}", crate::statedir::in_words(&e)),
+        )
+    }
 }
 
 fn diff_journals(
@@ -315,11 +329,15 @@ pub fn run(args: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
             Format::Table => render::diff(out, &report, &args.output.styles())?,
         }
     }
-    Ok(if report.identical {
-        Exit::Success
+    // With --ignore, --only or --id the answer is about what is compared,
+    // as diff -I answers: nothing left to show is "same".
+    let filtered = !args.ignore.is_empty() || args.only.is_some() || args.id.is_some();
+    let same = if filtered {
+        report.changes.is_empty()
     } else {
-        Exit::Problems
-    })
+        report.identical
+    };
+    Ok(if same { Exit::Success } else { Exit::Problems })
 }
 
 fn kind_name(kind: Kind) -> &'static str {

@@ -62,16 +62,16 @@ pub struct InspectArgs {
     pub worker: Option<u64>,
 
     /// Show only active leases whose id starts with PREFIX (hex).
-    #[arg(long = "id", value_name = "PREFIX", value_parser = parse_id_prefix)]
+    #[arg(long = "id", allow_hyphen_values = true, value_name = "PREFIX", value_parser = parse_id_prefix)]
     pub id: Option<String>,
 
     /// List every record of the id(s) starting with PREFIX: line, offset,
     /// op, time and the effect it had in replay.
-    #[arg(long = "history", value_name = "PREFIX", value_parser = parse_id_prefix)]
+    #[arg(long = "history", allow_hyphen_values = true, value_name = "PREFIX", value_parser = parse_id_prefix)]
     pub history: Option<String>,
 
     /// Show at most N active leases in the table, oldest first, and say
-    /// how many were left out (JSON always lists every one).
+    /// how many were left out (0: all; JSON always lists every one).
     #[arg(
         long = "limit",
         allow_negative_numbers = true,
@@ -106,7 +106,7 @@ fn parse_worker(text: &str) -> Result<u64, String> {
 /// Runs `inspect`.
 pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let now = args.now.unwrap_or_else(system_now);
-    let limit = (!args.all).then_some(args.limit);
+    let limit = (!args.all && args.limit > 0).then_some(args.limit);
     let styles = args.output.styles();
     let options = JournalOptions {
         worker: args.worker,

@@ -123,9 +123,12 @@ fn file_target(path: &Path, kind: Option<Kind>, mut file: File) -> Result<Target
 
 /// The size of an opened file: how much of a journal is read.
 pub fn size(path: &Path, file: &File) -> Result<u64, InputError> {
-    file.metadata()
-        .map(|m| m.len())
-        .map_err(|e| InputError::new(path, format!("read error: {e}")))
+    file.metadata().map(|m| m.len()).map_err(|e| {
+        InputError::new(
+            path,
+            format!("read error: {}", crate::statedir::in_words(&e)),
+        )
+    })
 }
 
 /// Inspects one opened file.
@@ -145,15 +148,23 @@ pub fn inspect_file(
             let bar = bar.0.bar(path, len, bar.1);
             let progress = |n| bar.inc(n);
             let src = Positional::file(&file, len).with_progress(&progress);
-            let report = inspect::journal(src, &shown, options, now)
-                .map_err(|e| InputError::new(path, format!("read error: {e}")))?;
+            let report = inspect::journal(src, &shown, options, now).map_err(|e| {
+                InputError::new(
+                    path,
+                    format!("read error: {}", crate::statedir::in_words(&e)),
+                )
+            })?;
             bar.finish_and_clear();
             Ok(FileReport::Journal(Box::new(report)))
         }
         Kind::Snapshot => {
             let mut bytes = prefix;
-            file.read_to_end(&mut bytes)
-                .map_err(|e| InputError::new(path, format!("read error: {e}")))?;
+            file.read_to_end(&mut bytes).map_err(|e| {
+                InputError::new(
+                    path,
+                    format!("read error: {}", crate::statedir::in_words(&e)),
+                )
+            })?;
             Ok(FileReport::Snapshot(Box::new(inspect::snapshot(
                 &bytes, &shown,
             ))))

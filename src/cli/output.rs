@@ -11,7 +11,7 @@ use crate::render::{ColorChoice, Styles};
 pub enum Format {
     /// Human-readable text and tables.
     Table,
-    /// One JSON document on stdout (schema_version 1).
+    /// One JSON document on stdout, with its schema_version.
     Json,
 }
 

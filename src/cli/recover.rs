@@ -63,7 +63,7 @@ pub struct RecoverArgs {
     pub ttl: Option<f64>,
 
     /// With --discard: select ids starting with this hex prefix.
-    #[arg(long = "id", value_name = "PREFIX", requires = "discard", value_parser = parse_id_prefix)]
+    #[arg(long = "id", allow_hyphen_values = true, value_name = "PREFIX", requires = "discard", value_parser = parse_id_prefix)]
     pub id: Option<String>,
 
     /// With --discard: select leases of this worker rank.
@@ -107,11 +107,17 @@ pub struct RecoverArgs {
 }
 
 /// Why `recover --apply` without `--discard` is refused.
-const NO_APPLY: &str = "recover only forecasts the master's resume: a reclaim written before \
-resume takes the lease's work away for good, since resume requeues only the leases still active \
-when it starts. To fix a torn tail or glued records, run `leasejournal repair --apply PATH`; to \
-drop work on purpose, `leasejournal recover --discard --apply` with --all, --ttl, --id or \
---worker. Nothing was changed";
+fn no_apply(path: &Path) -> String {
+    let shown = crate::verify::shell_quote(&path.display().to_string());
+    format!(
+        "{}: recover only forecasts the master's resume: a reclaim written before resume takes \
+         the lease's work away for good, since resume requeues only the leases still active when \
+         it starts. To fix a torn tail or glued records, run `leasejournal repair --apply {shown}`; \
+         to drop work on purpose, `leasejournal recover --discard --apply` with --all, --ttl, --id \
+         or --worker. Nothing was changed",
+        path.display()
+    )
+}
 
 /// Forecasts resume for every journal of PATH.
 fn forecast(args: &RecoverArgs, now: f64) -> anyhow::Result<ForecastReport> {
@@ -224,8 +230,12 @@ fn discard_file(
     };
     let written_to = written_to.display().to_string();
     eprintln!(
-        "leasejournal: exported {} discarded leases of {} to {written_to}",
-        plan.reclaims.len(),
+        "leasejournal: exported {} of {} to {written_to}",
+        crate::render::plural(
+            plan.reclaims.len() as u64,
+            "discarded lease",
+            "discarded leases"
+        ),
         path.display()
     );
     outcome.plan.export = Some(written_to);
@@ -278,7 +288,7 @@ pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
             );
         }
         if args.write.apply || args.write.output.is_some() {
-            anyhow::bail!("{NO_APPLY}");
+            anyhow::bail!("{}", no_apply(&args.path));
         }
         let report = forecast(args, now)?;
         match args.output.format {
@@ -299,7 +309,10 @@ pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         );
     }
     if args.export.is_some() && args.path.is_dir() {
-        anyhow::bail!("--export takes a single journal PATH, not a directory; nothing was changed");
+        anyhow::bail!(
+            "{}: is a directory; --export takes a single journal PATH. Nothing was changed",
+            args.path.display()
+        );
     }
     let report = write::run_files(
         "recover",

@@ -122,14 +122,23 @@ fn verify_file(
                         });
                     (v.findings, Some(forecast))
                 })
-                .map_err(|e| InputError::new(path, format!("read error: {e}")));
+                .map_err(|e| {
+                    InputError::new(
+                        path,
+                        format!("read error: {}", crate::statedir::in_words(&e)),
+                    )
+                });
             bar.finish_and_clear();
             result
         }
         Kind::Snapshot => {
             let mut bytes = prefix;
-            file.read_to_end(&mut bytes)
-                .map_err(|e| InputError::new(path, format!("read error: {e}")))?;
+            file.read_to_end(&mut bytes).map_err(|e| {
+                InputError::new(
+                    path,
+                    format!("read error: {}", crate::statedir::in_words(&e)),
+                )
+            })?;
             Ok((verify::snapshot(&bytes, &shown, settings), None))
         }
     }

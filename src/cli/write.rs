@@ -81,7 +81,10 @@ impl<'a> Session<'a> {
             (None, false, false) => Mode::DryRun,
         };
         if mode == Mode::Output && targets != 1 {
-            anyhow::bail!("--output takes a single file PATH, not a directory");
+            anyhow::bail!(
+                "{}: is a directory; --output takes a single file PATH (nothing was written)",
+                dir.display()
+            );
         }
         let lock = if mode == Mode::Apply {
             let wait = args.lock_timeout.map(Duration::from_secs_f64);
@@ -294,6 +297,12 @@ pub fn targets(
     kind: Option<KindArg>,
     wanted: &[Kind],
 ) -> Result<(PathBuf, Vec<(PathBuf, Kind)>), InputError> {
+    if super::load::is_stdin(path) {
+        return Err(InputError::new(
+            path,
+            "this command changes files and does not read standard input; name the journal",
+        ));
+    }
     let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, &e))?;
     if meta.is_dir() {
         let dir = statedir::examine(path, None)?;

@@ -151,8 +151,8 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
             } => {
                 writeln!(
                     out,
-                    "  bytes       B is A plus {} appended lines from offset {at_offset}{}",
-                    appended.len(),
+                    "  bytes       B is A plus {} from offset {at_offset}{}",
+                    plural(appended.len() as u64, "appended line", "appended lines"),
                     if *glued_onto_a_torn_tail {
                         s.warn(" (the first is glued onto A's torn tail)")
                     } else {

@@ -265,8 +265,13 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
     if r.parse.duplicate_members > 0 || r.parse.nonfinite_constants > 0 {
         writeln!(
             out,
-            "  oddities    {} duplicate members (last wins), {} NaN/Infinity",
-            r.parse.duplicate_members, r.parse.nonfinite_constants
+            "  oddities    {} (last wins), {} NaN/Infinity",
+            plural(
+                r.parse.duplicate_members as u64,
+                "duplicate member",
+                "duplicate members"
+            ),
+            r.parse.nonfinite_constants
         )?;
     }
     writeln!(out, "  tasks       {}", count(r.tasks as u64))?;
@@ -290,7 +295,10 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
         ));
     }
     if !c.dropped.is_empty() {
-        restore.push(s.error(&format!("drops {} entries", c.dropped.len())));
+        restore.push(s.error(&format!(
+            "drops {}",
+            plural(c.dropped.len() as u64, "entry", "entries")
+        )));
     }
     if !c.overwritten.is_empty() {
         restore.push(format!(
@@ -312,7 +320,10 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
         ));
     }
     if !c.coerced.is_empty() {
-        restore.push(format!("converts or clamps {} values", c.coerced.len()));
+        restore.push(format!(
+            "converts or clamps {}",
+            plural(c.coerced.len() as u64, "value", "values")
+        ));
     }
     for member in &c.ignored_members {
         restore.push(s.error(&format!("ignores \"{member}\" (not a list)")));

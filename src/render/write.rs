@@ -278,8 +278,9 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                 out,
                 "  hidden      {}",
                 s.error(&format!(
-                    "{} in lines upstream ignores: resume does not see them and cannot requeue their work; leasejournal repair --apply brings them back",
-                    plural(p.hidden_records as u64, "record", "records")
+                    "{} in lines upstream ignores: resume does not see them and cannot requeue their work; leasejournal repair --apply {} brings them back",
+                    plural(p.hidden_records as u64, "record", "records"),
+                    crate::verify::shell_quote(&f.path)
                 ))
             )?;
         }
@@ -297,7 +298,8 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                 out,
                 "  first       {}",
                 s.error(&format!(
-                    "{what} glues {onto} and is lost on the next load: run leasejournal repair --apply first"
+                    "{what} glues {onto} and is lost on the next load: run leasejournal repair --apply {} first",
+                    crate::verify::shell_quote(&f.path)
                 ))
             )?;
         } else {
@@ -348,11 +350,11 @@ fn compact_body(out: &mut dyn Write, m: &Measured, s: &Styles) -> io::Result<()>
     let p = &m.plan;
     writeln!(
         out,
-        "  size        {} bytes, {} lines → {} bytes, {} records{}",
-        count(p.bytes_before),
-        count(p.lines_before),
-        count(m.bytes_after),
-        count(p.records_after),
+        "  size        {}, {} → {}, {}{}",
+        plural(p.bytes_before, "byte", "bytes"),
+        plural(p.lines_before, "line", "lines"),
+        plural(m.bytes_after, "byte", "bytes"),
+        plural(p.records_after, "record", "records"),
         if m.unchanged {
             " (already compact)"
         } else {
@@ -376,8 +378,8 @@ fn compact_body(out: &mut dyn Write, m: &Measured, s: &Styles) -> io::Result<()>
     } else {
         writeln!(
             out,
-            "  keeps       {} completed ids (lease + done each)",
-            count(p.completed_kept as u64)
+            "  keeps       {} (lease + done each)",
+            plural(p.completed_kept as u64, "completed id", "completed ids")
         )?;
     }
     if m.hidden_dropped > 0 {

@@ -585,7 +585,33 @@ fn dev_stdin_reads_like_a_dash_and_lock_timeout_says_whom_it_waits_for() {
         "{text}"
     );
     assert!(
-        text.contains("Stop it first, or wait for it with --lock-timeout SECONDS"),
+        text.contains(
+            "still holds .master-queue.lock at the end of --lock-timeout; nothing was written"
+        ),
         "{text}"
     );
+}
+
+#[test]
+fn a_filtered_diff_with_nothing_left_to_show_answers_same() {
+    lj().args(["diff", "--quiet", "--id", "ffff"])
+        .arg(fixture("diff/a.state.json"))
+        .arg(fixture("diff/b.state.json"))
+        .assert()
+        .code(0);
+    lj().args(["diff", "--quiet", "--id", "7afa"])
+        .arg(fixture("diff/a.state.json"))
+        .arg(fixture("diff/b.state.json"))
+        .assert()
+        .code(1);
+    // Writers refuse standard input, naming it.
+    lj().args(["repair", "-"])
+        .assert()
+        .code(2)
+        .stderr("leasejournal: -: this command changes files and does not read standard input; name the journal\n");
+    // A prefix that starts with a dash gets the prefix rule, not clap's tip.
+    lj().args(["inspect", "--id", "-5", "x"])
+        .assert()
+        .code(2)
+        .stderr(contains("\"-5\" is not 1 to 64 hexadecimal digits").and(contains("tip").not()));
 }

@@ -332,7 +332,7 @@ fn recover_never_reclaims_unless_told_to_discard() {
             .code(2)
             .stdout("")
             .stderr(
-                contains("leasejournal repair --apply PATH")
+                contains(format!("leasejournal repair --apply {}", path.display()))
                     .and(contains("recover --discard --apply"))
                     .and(contains("Nothing was changed")),
             );
@@ -1413,7 +1413,7 @@ fn compact_keeps_hidden_records_unless_told_and_the_forecast_names_them() {
         .assert()
         .success()
         .stdout(contains(
-            "  hidden      1 record in lines upstream ignores: resume does not see them and cannot requeue their work; leasejournal repair --apply brings them back\n",
+            format!("  hidden      1 record in lines upstream ignores: resume does not see them and cannot requeue their work; leasejournal repair --apply {} brings them back\n", path.display()),
         ));
     for (fixture_dir, onto) in [
         ("torn-tail", "glues onto the torn last line and"),
