@@ -1036,17 +1036,14 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
                 f.add(s, "snapshot-duplicate-member", file, none, || {
                     format!(
                         "{}: the last value of each wins",
-                        plural_en(n as u64, "repeated member name", "repeated member names")
+                        plural_en(n, "repeated member name", "repeated member names")
                     )
                 });
             }
             if stats.nonfinite_constants > 0 {
                 let n = stats.nonfinite_constants;
                 f.add(s, "snapshot-non-finite", file, none, || {
-                    format!(
-                        "{}",
-                        plural_en(n as u64, "NaN/Infinity constant", "NaN/Infinity constants")
-                    )
+                    plural_en(n, "NaN/Infinity constant", "NaN/Infinity constants")
                 });
             }
         }

@@ -267,7 +267,7 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
             out,
             "  oddities    {} (last wins), {} NaN/Infinity",
             plural(
-                r.parse.duplicate_members as u64,
+                r.parse.duplicate_members,
                 "duplicate member",
                 "duplicate members"
             ),
