@@ -95,9 +95,10 @@ impl ProgressArgs {
             indicatif::ProgressDrawTarget::stderr(),
         );
         let style = indicatif::ProgressStyle::with_template(
-            // The file name takes what room is left and is cut to fit, so
-            // the bar never wraps, even at 60 columns.
-            "{wide_msg} {bar:16} {bytes}/{total_bytes} ETA {eta}",
+            // At most 59 columns whatever the terminal says (a name cut to
+            // 12, a bar of 12, the byte counts, the ETA): it never wraps,
+            // even at 60 columns.
+            "{msg:12!} {bar:12} {bytes}/{total_bytes} ETA {eta}",
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
         bar.set_style(style);

@@ -615,3 +615,47 @@ fn a_filtered_diff_with_nothing_left_to_show_answers_same() {
         .code(2)
         .stderr(contains("\"-5\" is not 1 to 64 hexadecimal digits").and(contains("tip").not()));
 }
+
+#[test]
+fn the_progress_bar_never_needs_more_than_60_columns() {
+    // A journal over the 64 MiB threshold (sparse: NULs cost no disk).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a-journal-with-a-rather-long-name.jsonl");
+    fs::File::create(&path).unwrap().set_len(70 << 20).unwrap();
+    let out = Command::new("script")
+        .arg("-qc")
+        .arg(format!(
+            "{} verify --color never {} > /dev/null",
+            bin().display(),
+            path.display()
+        ))
+        .arg("/dev/null")
+        .output()
+        .expect("script(1) from util-linux");
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "\n");
+    let mut bars = 0;
+    for line in text.lines() {
+        // Without terminal control sequences and the padding that clears
+        // the line.
+        let mut plain = String::new();
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '\u{1b}' {
+                for n in chars.by_ref() {
+                    if n.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            } else {
+                plain.push(c);
+            }
+        }
+        let plain = plain.trim_end();
+        if plain.contains("ETA") {
+            bars += 1;
+            assert!(plain.chars().count() <= 60, "{plain}");
+            assert!(plain.starts_with("a-journal-w"), "{plain}");
+        }
+    }
+    assert!(bars > 0, "no progress bar was drawn: {text}");
+}
