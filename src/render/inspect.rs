@@ -21,7 +21,7 @@ pub fn journal(
     s: &Styles,
 ) -> io::Result<()> {
     let sum = &r.summary;
-    writeln!(out, "{} {}", s.bold("journal"), r.path)?;
+    writeln!(out, "{} {}", s.bold("journal"), printable(&r.path))?;
     let tail = match sum.tail.state {
         TailState::Empty => "empty file".to_string(),
         TailState::Clean => "clean".to_string(),
@@ -235,7 +235,7 @@ fn reason_name(reason: IgnoreReason) -> String {
 
 /// Writes a snapshot report.
 pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Result<()> {
-    writeln!(out, "{} {}", s.bold("snapshot"), r.path)?;
+    writeln!(out, "{} {}", s.bold("snapshot"), printable(&r.path))?;
     writeln!(out, "  size        {} bytes", count(r.bytes))?;
     if let Some(err) = &r.parse.error {
         writeln!(
@@ -386,7 +386,7 @@ pub fn directory(
     limit: Option<usize>,
     s: &Styles,
 ) -> io::Result<()> {
-    writeln!(out, "{} {}", s.bold("state directory"), r.path)?;
+    writeln!(out, "{} {}", s.bold("state directory"), printable(&r.path))?;
     let lock = match (r.master_lock.present, r.master_lock.held) {
         (false, _) => "no .master-queue.lock".to_string(),
         (true, Some(true)) => s.error(&format!(

@@ -49,7 +49,7 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
         }
     }
     for file in files {
-        writeln!(out, "{}", s.bold(file))?;
+        writeln!(out, "{}", s.bold(&super::printable(file)))?;
         let mut codes: Vec<&'static str> = Vec::new();
         for f in r.findings.iter().filter(|f| f.file == file) {
             if !codes.contains(&f.code) {

@@ -659,3 +659,20 @@ fn the_progress_bar_never_needs_more_than_60_columns() {
     }
     assert!(bars > 0, "no progress bar was drawn: {text}");
 }
+
+#[test]
+fn a_file_name_never_colours_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e\u{1b}[31m.jsonl");
+    fs::copy(fixture("samples/.work_leases.jsonl"), &path).unwrap();
+    for cmd in ["inspect", "verify"] {
+        let out = lj()
+            .args([cmd, "--color=never"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(!text.contains('\u{1b}'), "{cmd}: {text}");
+        assert!(text.contains("e\\u{1b}[31m.jsonl"), "{cmd}: {text}");
+    }
+}
