@@ -484,8 +484,23 @@ pub fn plan(scan: &Scan, salvager: Salvager) -> Result<Plan, WouldLoseWork> {
 /// lines (each record they hide on a line of its own, but those left out),
 /// the torn tail (dropped) and an unterminated last record (terminated).
 pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
+    write_lines(src, &plan.tail, &plan.salvaged, out)
+}
+
+/// Writes the source sealed as `tail` says, and nothing else changed (what
+/// an append writes first, for `--output`).
+pub fn write_sealed(src: impl Read, tail: &TailFix, out: &mut dyn Write) -> io::Result<()> {
+    write_lines(src, tail, &[], out)
+}
+
+fn write_lines(
+    src: impl Read,
+    tail: &TailFix,
+    salvaged: &[Salvage],
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut reader = LineReader::new(src);
-    let mut salvaged = plan.salvaged.iter().peekable();
+    let mut salvaged = salvaged.iter().peekable();
     while let Some(line) = reader.next_line()? {
         let mut split = false;
         while let Some(s) = salvaged.next_if(|s| s.offset == line.offset) {
@@ -500,7 +515,7 @@ pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Res
             continue;
         }
         if line.terminator == Terminator::None {
-            match plan.tail {
+            match tail {
                 TailFix::Cut { .. } => continue,
                 TailFix::Terminate { .. } => {
                     out.write_all(line.content)?;

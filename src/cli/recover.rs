@@ -243,21 +243,12 @@ fn discard_file(
     match session.mode {
         Mode::Output => {
             let dest = session.destination(path);
-            let sealed = crate::repair::Plan {
-                tail: plan.tail.clone(),
-                salvaged: Vec::new(),
-                rewrite: false,
-                brought_back: Vec::new(),
-                completed_by_salvage: Vec::new(),
-                before: plan.before.clone(),
-                after: plan.after.clone(),
-            };
             durable::replace(
                 dest,
                 None,
                 true,
                 |out| {
-                    crate::repair::write_result(write::reopen(path, &identity)?, &sealed, out)?;
+                    crate::repair::write_sealed(write::reopen(path, &identity)?, &plan.tail, out)?;
                     out.write_all(&plan.append)
                 },
                 |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
