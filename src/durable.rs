@@ -18,7 +18,7 @@
 //! (`LEASEJOURNAL_FAILPOINTS`) exist for the crash-safety tests only.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -63,12 +63,30 @@ pub enum WriteError {
         /// The error.
         err: io::Error,
     },
-    /// What was written does not replay to the planned state.
+    /// What was written does not replay to the planned state (found
+    /// before anything was changed).
     Verify {
         /// The path.
         path: PathBuf,
         /// The difference.
         detail: String,
+    },
+    /// Another process has the file open for writing although it does not
+    /// hold the master's lock; found before anything was changed.
+    Busy {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The change was made, and a step after it failed: its durability,
+    /// the re-read check, or bringing in what another process wrote
+    /// meanwhile. Exit status 4.
+    AfterChange {
+        /// The file that was changed.
+        path: PathBuf,
+        /// What was done to it ("was rewritten", "records were appended").
+        done: String,
+        /// What then failed, in words.
+        failed: String,
     },
 }
 
@@ -131,11 +149,63 @@ impl std::fmt::Display for WriteError {
                 "{}: the result does not replay to the planned state ({detail}); the original is unchanged",
                 path.display()
             ),
+            WriteError::Busy { path } => write!(
+                f,
+                "{}: another process has it open for writing and does not hold {MASTER_LOCK}; stop it first. Nothing was changed",
+                path.display()
+            ),
+            WriteError::AfterChange { path, done, failed } => {
+                write!(f, "{}: {done}, but {failed}", path.display())
+            }
         }
     }
 }
 
 impl std::error::Error for WriteError {}
+
+impl WriteError {
+    /// A failed step after `path` was changed (`done`): exit status 4.
+    fn after(path: &Path, done: &str, failed: impl Into<String>) -> WriteError {
+        WriteError::AfterChange {
+            path: path.to_path_buf(),
+            done: done.to_string(),
+            failed: failed.into(),
+        }
+    }
+}
+
+/// A change this process made to a file: a rewrite, a cut or sealed tail,
+/// appended records, a new file. Recorded by the code below the moment the
+/// change is made, so that whatever fails afterwards (the directory's
+/// fsync, the re-read check, another file, printing the report) is
+/// reported as a failure after a change, never as "nothing was changed".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The file changed or created.
+    pub path: PathBuf,
+    /// What was done, as words that follow the path ("was rewritten").
+    pub done: String,
+}
+
+static CHANGES: std::sync::Mutex<Vec<Change>> = std::sync::Mutex::new(Vec::new());
+
+fn record_change(path: &Path, done: &str) {
+    CHANGES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(Change {
+            path: path.to_path_buf(),
+            done: done.to_string(),
+        });
+}
+
+/// Every change this process has made so far, in order.
+pub fn changes() -> Vec<Change> {
+    CHANGES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+}
 
 fn io_err<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) -> WriteError + 'a {
     move |err| WriteError::Io {
@@ -288,6 +358,87 @@ impl MasterLock {
                     });
                 }
             }
+        }
+    }
+}
+
+/// How long a change waits for another process to close the file it
+/// needs a lease on (an appender that reopens the journal per record
+/// closes it within milliseconds).
+const LEASE_PATIENCE: Duration = Duration::from_secs(2);
+
+/// Why a lease could not be had.
+#[derive(Debug)]
+enum NoLease {
+    /// Another process kept the file open (for writing, for a read lease;
+    /// at all, for a write lease) for the whole patience.
+    Busy,
+    /// The file system or the kernel gives no leases here (NFS, leases
+    /// disabled, a file this user neither owns nor may lease).
+    Unsupported,
+}
+
+/// A lease on an open file (`fcntl(F_SETLEASE)`), released when dropped.
+///
+/// A read lease, on a descriptor opened read-only, is granted only while
+/// no process has the file open for writing; a write lease, on a
+/// descriptor opened for writing, only while no other descriptor of it is
+/// open at all (this process's own included). While either is held, a
+/// process that opens the file for writing (or truncates it) waits in
+/// `open` until it is released. That is how the writing commands prove,
+/// without the writer's cooperation, that a file is not being appended to
+/// by a process that ignores the master's lock.
+struct Lease<'a>(&'a File);
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        // SAFETY: fcntl on an open descriptor; F_UNLCK releases the lease.
+        unsafe {
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(self.0),
+                libc::F_SETLEASE,
+                libc::F_UNLCK,
+            );
+        }
+    }
+}
+
+/// Takes a lease of `kind` (`F_RDLCK` or `F_WRLCK`) on `file`, retrying
+/// while another process has the file open, for up to [`LEASE_PATIENCE`].
+fn lease(file: &File, kind: libc::c_int) -> Result<Lease<'_>, NoLease> {
+    if failpoint_is("lease", "unsupported") {
+        return Err(NoLease::Unsupported);
+    }
+    // A lease holder is told of a conflicting open by SIGIO, whose default
+    // action ends the process; the holder here releases its leases within
+    // moments anyway, so the signal is ignored.
+    static IGNORE_SIGIO: std::sync::Once = std::sync::Once::new();
+    IGNORE_SIGIO.call_once(|| {
+        // SAFETY: installs SIG_IGN, which has no handler code to run.
+        unsafe {
+            libc::signal(libc::SIGIO, libc::SIG_IGN);
+        }
+    });
+    let deadline = Instant::now() + LEASE_PATIENCE;
+    loop {
+        // SAFETY: fcntl on an open descriptor with an integer argument.
+        let rc = unsafe {
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(file),
+                libc::F_SETLEASE,
+                kind,
+            )
+        };
+        if rc == 0 {
+            return Ok(Lease(file));
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::EBUSY) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Some(libc::EAGAIN) | Some(libc::EBUSY) => return Err(NoLease::Busy),
+            _ => return Err(NoLease::Unsupported),
         }
     }
 }
@@ -491,17 +642,17 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let prefix = format!("{name}.leasejournal.");
+    let dir = parent(target);
     let mut removed = Vec::new();
-    if let Ok(entries) = fs::read_dir(parent(target)) {
-        for entry in entries.flatten() {
-            let file_name = entry.file_name().to_string_lossy().into_owned();
-            if file_name.starts_with(&prefix)
-                && file_name.ends_with(".tmp")
-                && entry.file_type().is_ok_and(|t| t.is_file())
-                && fs::remove_file(entry.path()).is_ok()
-            {
-                removed.push(entry.path());
-            }
+    for file_name in crate::statedir::dir_names(dir).unwrap_or_default() {
+        let shown = file_name.to_string_lossy();
+        let path = dir.join(&file_name);
+        if shown.starts_with(&prefix)
+            && shown.ends_with(".tmp")
+            && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+            && fs::remove_file(&path).is_ok()
+        {
+            removed.push(path);
         }
     }
     removed
@@ -515,14 +666,20 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
 /// what was written, is it renamed over `target` and the directory
 /// fsynced. `like` gives the mode and owner to keep (the original's);
 /// `None` for a new file (mode 0644 less the umask). `must_not_exist`
-/// refuses to replace an existing `target`.
+/// refuses to replace an existing `target`, atomically.
+///
+/// The temporary file has no name while it is written (`O_TMPFILE`), so a
+/// failure or a crash before the publish leaves nothing behind; it gets a
+/// name only to be renamed over `target` a moment later. Where the file
+/// system has no unnamed files it is `<target>.leasejournal.<pid>.tmp`,
+/// created `O_EXCL` and removed on failure.
 ///
 /// `produce` runs while the check waits for its bytes: it must not wait for
 /// anything the check does, nor use the global rayon pool, whose threads
 /// the check's scan may be holding while it waits. The check reads each
 /// byte once, as soon as it is written; the temporary file is ours alone
-/// (created `O_EXCL` under the master's lock), and the length is compared
-/// again before the rename.
+/// (created under the master's lock), and the length is compared again
+/// before the rename.
 pub fn replace(
     target: &Path,
     like: Option<&fs::Metadata>,
@@ -530,162 +687,561 @@ pub fn replace(
     produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     check: impl FnOnce(&mut Reread<'_>) -> Result<Publish, String> + Send,
 ) -> Result<Publish, WriteError> {
-    replace_then(target, like, must_not_exist, produce, check, || Ok(()))
+    let mode = like.map_or(0o644, |m| m.permissions().mode() & 0o7777);
+    let owner = like.map(|m| (m.uid(), m.gid()));
+    replace_then(
+        target,
+        Replacing {
+            mode,
+            owner,
+            must_not_exist,
+            original: None,
+        },
+        produce,
+        check,
+        || Ok(()),
+    )
+    .map(|published| published.publish)
+}
+
+/// The file a change in place replaces, held open (read-only, as
+/// [`open_target`] opens it) from the read through the publish.
+pub struct Original<'a> {
+    /// The descriptor the plan was read through.
+    pub file: &'a File,
+    /// Its metadata as read: the identity the plan belongs to, and the
+    /// mode and owner the result keeps.
+    pub meta: &'a fs::Metadata,
+    /// A journal: records another process appends to it during the change
+    /// are carried into the result. (A snapshot is replaced whole by its
+    /// writer, never appended to.)
+    pub carry_late_appends: bool,
+}
+
+/// What a change in place did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Published {
+    /// Whether the result was published.
+    pub publish: Publish,
+    /// Records another process appended to the original while it was being
+    /// replaced, carried into the result.
+    pub carried: Option<Carried>,
+}
+
+/// Bytes another process appended to a journal during its replacement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Carried {
+    /// How many bytes.
+    pub bytes: u64,
+    /// How many lines (line feeds) they hold.
+    pub lines: u64,
 }
 
 /// [`replace`] in place, with `before_rename` run once the temporary file
 /// is written, checked and found to change something, right before it is
 /// renamed over `target` (the backup: none is made for a change that turns
 /// out to change nothing). If it fails, nothing is renamed.
+///
+/// The original stays open throughout. Right before the rename, under a
+/// read lease (no process may then open it for writing), it must still be
+/// the file that was read, not grown by a byte; a process that has it open
+/// for writing all along is refused ([`WriteError::Busy`]). After the
+/// rename, once no process has the replaced file open for writing, what
+/// was appended to it since the check is carried into the result (under a
+/// write lease on the result, so it lands in order), or, when that cannot
+/// be done in order, saved to `<target>.late.<pid>.jsonl` and reported as a
+/// failure after the change.
 pub fn replace_in_place(
     target: &Path,
-    like: &fs::Metadata,
+    original: &Original<'_>,
     produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     check: impl FnOnce(&mut Reread<'_>) -> Result<Publish, String> + Send,
     before_rename: impl FnOnce() -> Result<(), WriteError>,
-) -> Result<Publish, WriteError> {
-    replace_then(target, Some(like), false, produce, check, before_rename)
+) -> Result<Published, WriteError> {
+    let meta = original.meta;
+    replace_then(
+        target,
+        Replacing {
+            mode: meta.permissions().mode() & 0o7777,
+            owner: Some((meta.uid(), meta.gid())),
+            must_not_exist: false,
+            original: Some(original),
+        },
+        produce,
+        check,
+        before_rename,
+    )
 }
 
-fn replace_then(
-    target: &Path,
-    like: Option<&fs::Metadata>,
+/// How [`replace_then`] replaces.
+struct Replacing<'a, 'o> {
+    mode: u32,
+    /// The owner to keep; `None`: the directory's.
+    owner: Option<(u32, u32)>,
     must_not_exist: bool,
-    produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-    check: impl FnOnce(&mut Reread<'_>) -> Result<Publish, String> + Send,
-    before_rename: impl FnOnce() -> Result<(), WriteError>,
-) -> Result<Publish, WriteError> {
-    if must_not_exist && fs::symlink_metadata(target).is_ok() {
-        return Err(WriteError::Exists {
-            path: target.to_path_buf(),
-        });
+    original: Option<&'a Original<'o>>,
+}
+
+/// The temporary file: unnamed until published, or named.
+struct Temp {
+    file: File,
+    /// The name of a named temporary file, removed when dropped unless
+    /// taken out.
+    named: RemoveOnDrop,
+    /// Where errors about it point: its name, or the target's temporary
+    /// name for an unnamed one.
+    shown: PathBuf,
+}
+
+/// Creates the temporary file for `target`: unnamed where the file system
+/// allows it and `/proc/self/fd` can give it a name later, named otherwise.
+fn create_temp(target: &Path, mode: u32) -> Result<Temp, WriteError> {
+    let shown = temp_path(target);
+    let proc_fd = Path::new("/proc/self/fd").is_dir();
+    if proc_fd && !failpoint_is("temp", "named") {
+        let unnamed = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(mode)
+            .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+            .open(parent(target));
+        match unnamed {
+            Ok(file) => {
+                return Ok(Temp {
+                    file,
+                    named: RemoveOnDrop(None),
+                    shown,
+                });
+            }
+            // No unnamed files on this file system: name it.
+            Err(err)
+                if matches!(
+                    err.raw_os_error(),
+                    Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOENT)
+                ) => {}
+            Err(err) => {
+                return Err(WriteError::Io {
+                    path: shown,
+                    action: "create the temporary file",
+                    err,
+                });
+            }
+        }
     }
-    let temp = temp_path(target);
-    let mode = like.map_or(0o644, |m| m.permissions().mode() & 0o7777);
     let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create_new(true)
         .mode(mode)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&temp)
-        .map_err(io_err(&temp, "create the temporary file"))?;
-    // Removes the temporary file if anything below fails or panics.
-    let mut guard = RemoveOnDrop(Some(temp.clone()));
-    let result = (|| {
-        match like {
-            Some(m) => {
-                // The original's owner and mode.
-                give_to(&file, m.uid(), m.gid()).map_err(io_err(&temp, "keep the owner"))?;
-                fs::set_permissions(&temp, fs::Permissions::from_mode(mode))
-                    .map_err(io_err(&temp, "keep the mode"))?;
-            }
-            // A new file belongs to the directory's owner.
-            None => give_to_owner_of(&file, parent(target))
-                .map_err(io_err(&temp, "give the file the directory's owner"))?,
-        }
-        let progress = Progress::default();
-        // Read back through the descriptor that wrote it: the same file,
-        // whatever happens to its name.
-        let reread = Reread {
-            file: &file,
-            progress: &progress,
-            pos: 0,
-        };
-        // The check reads what is written as it is written; with no thread
-        // to spare, it reads the finished file afterwards.
-        let job = std::sync::Mutex::new(Some((check, reread)));
-        let run_check = || {
-            let taken = job
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take();
-            taken.map(|(check, mut reread)| {
-                // A check that refuses (or panics) stops the writer: there
-                // is no point writing the rest.
-                let mut refuse = RefuseOnDrop(Some(&progress));
-                let verdict = check(&mut reread);
-                if verdict.is_ok() {
-                    refuse.0 = None;
-                }
-                (verdict, reread.pos)
-            })
-        };
-        let (written, checked) = std::thread::scope(|scope| {
-            let checking = if failpoint_is("check-thread", "none") {
-                None
-            } else {
-                std::thread::Builder::new()
-                    .spawn_scoped(scope, run_check)
-                    .ok()
-            };
-            let written = write_temp(&file, &temp, &progress, produce);
-            let checked = match checking {
-                Some(thread) => thread
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                // A failed write needs no check.
-                None if written.is_err() => None,
-                None => run_check(),
-            };
-            (written, checked)
-        });
-        // The write's own failure comes first, unless the check refused
-        // the file while it was being written and so stopped the write.
-        if progress.lock().refused
-            && let Some((Err(detail), _)) = &checked
-        {
-            return Err(WriteError::Verify {
-                path: target.to_path_buf(),
-                detail: detail.clone(),
-            });
-        }
-        let len = written?;
-        let (verdict, read) = checked.expect("a finished write is checked");
-        let publish = verdict.map_err(|detail| WriteError::Verify {
-            path: target.to_path_buf(),
-            detail,
-        })?;
-        // The check read all of it, and nothing changed its size since.
-        let size = file
-            .metadata()
-            .map_err(io_err(&temp, "re-read the temporary file"))?
-            .len();
-        if read != len || size != len {
-            return Err(WriteError::Verify {
-                path: target.to_path_buf(),
-                detail: format!(
-                    "{len} bytes were written, the check read {read} and the file has {size}"
-                ),
-            });
-        }
-        if publish == Publish::No {
-            let _ = fs::remove_file(&temp);
-            return Ok(Publish::No);
-        }
-        before_rename()?;
-        failpoint("before-rename").map_err(io_err(target, "rename"))?;
-        if must_not_exist && fs::symlink_metadata(target).is_ok() {
-            return Err(WriteError::Exists {
-                path: target.to_path_buf(),
-            });
-        }
-        fs::rename(&temp, target).map_err(io_err(target, "rename the temporary file over"))?;
-        failpoint("after-rename").map_err(io_err(target, "fsync the directory"))?;
-        sync_dir(parent(target))?;
-        Ok(Publish::Yes)
-    })();
-    if result.is_ok() {
-        // Renamed over the target, or already removed.
-        guard.0 = None;
+        .open(&shown)
+        .map_err(io_err(&shown, "create the temporary file"))?;
+    Ok(Temp {
+        file,
+        named: RemoveOnDrop(Some(shown.clone())),
+        shown,
+    })
+}
+
+fn c_path(path: &Path) -> io::Result<std::ffi::CString> {
+    std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Gives an unnamed temporary file the name `dest` (which must not exist).
+fn link_unnamed(file: &File, dest: &Path) -> io::Result<()> {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(file);
+    let from = c_path(Path::new(&format!("/proc/self/fd/{fd}")))?;
+    let to = c_path(dest)?;
+    // SAFETY: both paths are NUL-terminated strings that outlive the call.
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
-    result
+}
+
+/// Renames `from` to `to` unless `to` exists (`renameat2(RENAME_NOREPLACE)`;
+/// where the file system lacks it, a check and a rename).
+fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    let (a, b) = (c_path(from)?, c_path(to)?);
+    // SAFETY: both paths are NUL-terminated strings that outlive the call.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::EINVAL | libc::ENOSYS) => {
+            if fs::symlink_metadata(to).is_ok() {
+                return Err(io::Error::from_raw_os_error(libc::EEXIST));
+            }
+            fs::rename(from, to)
+        }
+        _ => Err(err),
+    }
+}
+
+impl Temp {
+    /// Publishes the written file as `target`: atomically, and without
+    /// replacing anything when `must_not_exist`.
+    fn publish(&mut self, target: &Path, must_not_exist: bool) -> Result<(), WriteError> {
+        let exists = |err: io::Error| match err.raw_os_error() {
+            Some(libc::EEXIST) => WriteError::Exists {
+                path: target.to_path_buf(),
+            },
+            _ => WriteError::Io {
+                path: target.to_path_buf(),
+                action: "rename the temporary file over",
+                err,
+            },
+        };
+        if self.named.0.is_none() {
+            if must_not_exist {
+                return link_unnamed(&self.file, target).map_err(exists);
+            }
+            link_unnamed(&self.file, &self.shown)
+                .map_err(io_err(&self.shown, "name the temporary file"))?;
+            self.named.0 = Some(self.shown.clone());
+        }
+        let named = self.named.0.clone().unwrap_or_else(|| self.shown.clone());
+        if must_not_exist {
+            rename_noreplace(&named, target).map_err(exists)?;
+        } else {
+            fs::rename(&named, target).map_err(exists)?;
+        }
+        // Renamed: the name is the target's now.
+        self.named.0 = None;
+        Ok(())
+    }
+}
+
+fn replace_then(
+    target: &Path,
+    how: Replacing<'_, '_>,
+    produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    check: impl FnOnce(&mut Reread<'_>) -> Result<Publish, String> + Send,
+    before_rename: impl FnOnce() -> Result<(), WriteError>,
+) -> Result<Published, WriteError> {
+    if how.must_not_exist && fs::symlink_metadata(target).is_ok() {
+        return Err(WriteError::Exists {
+            path: target.to_path_buf(),
+        });
+    }
+    let mut temp = create_temp(target, how.mode)?;
+    let file = &temp.file;
+    let shown = temp.shown.clone();
+    match how.owner {
+        // The original's owner and mode.
+        Some((uid, gid)) => {
+            give_to(file, uid, gid).map_err(io_err(&shown, "keep the owner"))?;
+            file.set_permissions(fs::Permissions::from_mode(how.mode))
+                .map_err(io_err(&shown, "keep the mode"))?;
+        }
+        // A new file belongs to the directory's owner.
+        None => give_to_owner_of(file, parent(target))
+            .map_err(io_err(&shown, "give the file the directory's owner"))?,
+    }
+    let progress = Progress::default();
+    // Read back through the descriptor that wrote it: the same file,
+    // whatever happens to its name.
+    let reread = Reread {
+        file,
+        progress: &progress,
+        pos: 0,
+    };
+    // The check reads what is written as it is written; with no thread
+    // to spare, it reads the finished file afterwards.
+    let job = std::sync::Mutex::new(Some((check, reread)));
+    let run_check = || {
+        let taken = job
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        taken.map(|(check, mut reread)| {
+            // A check that refuses (or panics) stops the writer: there
+            // is no point writing the rest.
+            let mut refuse = RefuseOnDrop(Some(&progress));
+            let verdict = check(&mut reread);
+            if verdict.is_ok() {
+                refuse.0 = None;
+            }
+            (verdict, reread.pos)
+        })
+    };
+    let (written, checked) = std::thread::scope(|scope| {
+        let checking = if failpoint_is("check-thread", "none") {
+            None
+        } else {
+            std::thread::Builder::new()
+                .spawn_scoped(scope, run_check)
+                .ok()
+        };
+        let written = write_temp(file, &shown, &progress, produce);
+        let checked = match checking {
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // A failed write needs no check.
+            None if written.is_err() => None,
+            None => run_check(),
+        };
+        (written, checked)
+    });
+    // The write's own failure comes first, unless the check refused
+    // the file while it was being written and so stopped the write.
+    if progress.lock().refused
+        && let Some((Err(detail), _)) = &checked
+    {
+        return Err(WriteError::Verify {
+            path: target.to_path_buf(),
+            detail: detail.clone(),
+        });
+    }
+    let len = written?;
+    let Some((verdict, read)) = checked else {
+        return Err(WriteError::Verify {
+            path: target.to_path_buf(),
+            detail: "the written file was not checked".into(),
+        });
+    };
+    let publish = verdict.map_err(|detail| WriteError::Verify {
+        path: target.to_path_buf(),
+        detail,
+    })?;
+    // The check read all of it, and nothing changed its size since.
+    let size = file
+        .metadata()
+        .map_err(io_err(&shown, "re-read the temporary file"))?
+        .len();
+    if read != len || size != len {
+        return Err(WriteError::Verify {
+            path: target.to_path_buf(),
+            detail: format!(
+                "{len} bytes were written, the check read {read} and the file has {size}"
+            ),
+        });
+    }
+    if publish == Publish::No {
+        // An unnamed file simply goes when it is closed.
+        let named = temp.named.0.take();
+        drop(temp);
+        if let Some(named) = named {
+            fs::remove_file(&named).map_err(io_err(&named, "remove the temporary file"))?;
+        }
+        return Ok(Published {
+            publish: Publish::No,
+            carried: None,
+        });
+    }
+    before_rename()?;
+    failpoint("before-rename").map_err(io_err(target, "rename"))?;
+    // Under a read lease on the original, no process can open it for
+    // writing until the rename is done.
+    let held = match how.original {
+        Some(original) => {
+            let held = match lease(original.file, libc::F_RDLCK) {
+                Ok(held) => Some(held),
+                Err(NoLease::Busy) => {
+                    return Err(WriteError::Busy {
+                        path: target.to_path_buf(),
+                    });
+                }
+                Err(NoLease::Unsupported) => None,
+            };
+            let now = original.file.metadata().map_err(io_err(target, "stat"))?;
+            if Identity::of(&now) != Identity::of(original.meta) {
+                return Err(WriteError::Changed {
+                    path: target.to_path_buf(),
+                });
+            }
+            Identity::of(original.meta).check(target)?;
+            held
+        }
+        None => None,
+    };
+    failpoint("renaming").map_err(io_err(target, "rename"))?;
+    temp.publish(target, how.must_not_exist)?;
+    let done = if how.must_not_exist {
+        "was written"
+    } else {
+        "was rewritten"
+    };
+    record_change(target, done);
+    drop(held);
+    failpoint("after-rename").map_err(|err| {
+        WriteError::after(
+            target,
+            done,
+            format!(
+                "could not fsync its directory: {}",
+                crate::statedir::in_words(&err)
+            ),
+        )
+    })?;
+    let carried = match how.original {
+        Some(original) if original.carry_late_appends => settle(target, original, &temp.file, len),
+        _ => Ok(None),
+    };
+    let synced = sync_dir(parent(target)).map_err(|err| {
+        let why = match &err {
+            WriteError::Io { err, .. } => crate::statedir::in_words(err),
+            other => other.to_string(),
+        };
+        WriteError::after(
+            target,
+            done,
+            format!(
+                "could not fsync its directory ({why}); a power loss may still undo the change"
+            ),
+        )
+    });
+    let carried = carried?;
+    synced?;
+    Ok(Published {
+        publish: Publish::Yes,
+        carried,
+    })
+}
+
+/// After `target` was renamed over: waits until no process has the
+/// replaced file open for writing, and carries what was appended to it
+/// since it was read (beyond `planned`) into the result `new` (whose
+/// published length is `published`).
+fn settle(
+    target: &Path,
+    original: &Original<'_>,
+    new: &File,
+    published: u64,
+) -> Result<Option<Carried>, WriteError> {
+    let done = "was rewritten";
+    let planned = original.meta.len();
+    let words = |err: &io::Error| crate::statedir::in_words(err);
+    // With the read lease, no writer has the old file open any more, and
+    // none can open it again: it has no name. What it holds is final.
+    let old = lease(original.file, libc::F_RDLCK);
+    let size = original
+        .file
+        .metadata()
+        .map_err(|e| {
+            WriteError::after(
+                target,
+                done,
+                format!(
+                    "the replaced file could not be checked for records appended meanwhile ({})",
+                    words(&e)
+                ),
+            )
+        })?
+        .len();
+    let late = size.saturating_sub(planned);
+    let mut carried = None;
+    if late > 0 {
+        let new_lease = lease(new, libc::F_WRLCK);
+        let new_len = new.metadata().map(|m| m.len()).ok();
+        if matches!(new_lease, Err(NoLease::Busy)) || new_len != Some(published) {
+            // The result was appended to as well: the late bytes cannot be
+            // put in order. Keep them where the operator can see them.
+            let save = late_path(target);
+            let saved = save_range(original.file, planned, late, &save);
+            return Err(WriteError::after(
+                target,
+                done,
+                match saved {
+                    Ok(()) => format!(
+                        "{late} bytes another process appended to the old file during the change could not be carried in order (it appended to the new file too); they are in {}. Stop that process, check them, and append them to the journal",
+                        save.display()
+                    ),
+                    Err(err) => format!(
+                        "{late} bytes another process appended to the old file during the change could not be carried in order, nor saved to {} ({}); they are lost when this process ends",
+                        save.display(),
+                        words(&err)
+                    ),
+                },
+            ));
+        }
+        let lines = copy_range(original.file, planned, late, new, published)
+            .and_then(|lines| new.sync_all().map(|()| lines))
+            .map_err(|e| {
+                WriteError::after(
+                    target,
+                    done,
+                    format!(
+                        "the {late} bytes another process appended to the old file during the change could not be carried into it ({})",
+                        words(&e)
+                    ),
+                )
+            })?;
+        record_change(target, "got the records appended during the change");
+        carried = Some(Carried { bytes: late, lines });
+    }
+    if matches!(old, Err(NoLease::Busy)) {
+        return Err(WriteError::after(
+            target,
+            done,
+            "another process still has the replaced file open for writing and does not hold .master-queue.lock: whatever it appends there now is lost. Stop it",
+        ));
+    }
+    Ok(carried)
+}
+
+/// Where late bytes that could not be carried are saved.
+fn late_path(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    parent(target).join(format!("{name}.late.{}.jsonl", std::process::id()))
+}
+
+/// Copies `len` bytes at `from` of `src` to `dest` at `at`; returns the
+/// number of line feeds copied.
+fn copy_range(src: &File, from: u64, len: u64, dest: &File, at: u64) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; (len.min(1 << 20)) as usize];
+    let mut done = 0u64;
+    let mut lines = 0u64;
+    while done < len {
+        let want = (len - done).min(buf.len() as u64) as usize;
+        src.read_exact_at(&mut buf[..want], from + done)?;
+        dest.write_all_at(&buf[..want], at + done)?;
+        lines += memchr::memchr_iter(b'\n', &buf[..want]).count() as u64;
+        done += want as u64;
+    }
+    Ok(lines)
+}
+
+/// Saves `len` bytes at `from` of `src` to the new file `dest`, fsynced.
+fn save_range(src: &File, from: u64, len: u64, dest: &Path) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = vec![0u8; usize::try_from(len).map_err(io::Error::other)?];
+    src.read_exact_at(&mut bytes, from)?;
+    create_new(dest, &bytes).map_err(io::Error::other)
 }
 
 /// Writes the temporary file with `produce`, telling `progress` what is
 /// written as it goes, then fsyncs it (while the check finishes) and
 /// returns its length. Whatever happens, `progress` ends: finished, or
-/// abandoned so that the check stops waiting.
+/// abandoned so that the check stops waiting. An error reading the source
+/// (a [`SourceError`]) is reported against the source, not the temporary
+/// file.
 fn write_temp(
     file: &File,
     temp: &Path,
@@ -694,7 +1250,7 @@ fn write_temp(
 ) -> Result<u64, WriteError> {
     let mut abandon = AbandonOnDrop(Some(progress));
     let mut out = BufWriter::with_capacity(1 << 20, Reporting { file, progress });
-    produce(&mut out).map_err(io_err(temp, "write the temporary file"))?;
+    produce(&mut out).map_err(|err| temp_write_error(temp, err))?;
     out.flush()
         .map_err(io_err(temp, "write the temporary file"))?;
     drop(out);
@@ -705,6 +1261,94 @@ fn write_temp(
     file.sync_all()
         .map_err(io_err(temp, "fsync the temporary file"))?;
     Ok(len)
+}
+
+/// A failure while producing the temporary file: reading the source, or
+/// writing the file.
+fn temp_write_error(temp: &Path, err: io::Error) -> WriteError {
+    if err.get_ref().is_some_and(|inner| inner.is::<SourceError>()) {
+        let kind = err.kind();
+        if let Some(source) = err
+            .into_inner()
+            .and_then(|inner| inner.downcast::<SourceError>().ok())
+        {
+            return WriteError::Io {
+                path: source.path,
+                action: "read",
+                err: source.err,
+            };
+        }
+        return WriteError::Io {
+            path: temp.to_path_buf(),
+            action: "read the source",
+            err: io::Error::from(kind),
+        };
+    }
+    WriteError::Io {
+        path: temp.to_path_buf(),
+        action: "write the temporary file",
+        err,
+    }
+}
+
+/// A read error of the file a result is made from, carried through the
+/// `io::Result` of a `produce` function so that it is reported against
+/// that file.
+#[derive(Debug)]
+pub struct SourceError {
+    path: PathBuf,
+    err: io::Error,
+}
+
+impl std::fmt::Display for SourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: cannot read: {}",
+            self.path.display(),
+            crate::statedir::in_words(&self.err)
+        )
+    }
+}
+
+impl std::error::Error for SourceError {}
+
+/// `err`, met reading `path`, as an error a `produce` function returns.
+pub fn source_error(path: &Path, err: io::Error) -> io::Error {
+    if err.get_ref().is_some_and(|inner| inner.is::<SourceError>()) {
+        return err;
+    }
+    io::Error::new(
+        err.kind(),
+        SourceError {
+            path: path.to_path_buf(),
+            err,
+        },
+    )
+}
+
+/// A reader of the source file whose errors are [`SourceError`]s.
+pub struct Source<R> {
+    path: PathBuf,
+    inner: R,
+}
+
+impl<R> Source<R> {
+    /// Reads `inner`, the content of `path`.
+    pub fn new(path: &Path, inner: R) -> Self {
+        Source {
+            path: path.to_path_buf(),
+            inner,
+        }
+    }
+}
+
+impl<R: io::Read> io::Read for Source<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner
+            .read(buf)
+            .map_err(|err| source_error(&self.path, err))
+    }
 }
 
 /// How much of the temporary file is written, shared between the writer
@@ -881,51 +1525,176 @@ pub enum Seal {
     Newline,
 }
 
+/// What an append did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Appended {
+    /// How the tail was sealed.
+    pub sealed: Sealed,
+    /// The length of the file when this append was done: what another
+    /// process appends afterwards lies beyond it.
+    pub end: u64,
+}
+
+/// How the end of a file was made safe to append to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sealed {
+    /// As planned.
+    AsPlanned,
+    /// A torn tail was ended with a newline instead of cut: no lease could
+    /// be had to prove that no other process would append meanwhile, and
+    /// a cut could then destroy what it appends. The torn bytes stay as a
+    /// line upstream ignores.
+    Terminated,
+}
+
 /// Seals the end of `target` and appends `bytes` in one write, fsyncing
-/// after each step.
-pub fn append(target: &Path, seal: Seal, bytes: &[u8]) -> Result<(), WriteError> {
-    let mut file = OpenOptions::new()
-        .write(true)
+/// after each step. `planned` is the file as it was read: under a write
+/// lease (no other process has the file open, and none can open it until
+/// the change is done), it must still be that file, not grown by a byte,
+/// before anything is cut or written. Without a lease (another process
+/// keeps the file open, or the file system gives none) nothing is cut: a
+/// torn tail is ended with a newline instead, and records are appended
+/// with `O_APPEND`, which never overwrites what another process appends.
+///
+/// No other descriptor of `target` may be open in this process (a write
+/// lease needs that).
+pub fn append(
+    target: &Path,
+    planned: &Identity,
+    seal: Seal,
+    bytes: &[u8],
+) -> Result<Appended, WriteError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(target)
-        .map_err(io_err(target, "open for appending"))?;
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => WriteError::NotRegular {
+                path: target.to_path_buf(),
+                what: "a symbolic link",
+            },
+            _ => WriteError::Io {
+                path: target.to_path_buf(),
+                action: "open for appending",
+                err,
+            },
+        })?;
+    let held = lease(&file, libc::F_WRLCK).ok();
+    let meta = file.metadata().map_err(io_err(target, "stat"))?;
+    if Identity::of(&meta) != *planned {
+        return Err(WriteError::Changed {
+            path: target.to_path_buf(),
+        });
+    }
+    let words = |err: &io::Error| crate::statedir::in_words(err);
+    let mut sealed = Sealed::AsPlanned;
+    let mut done: Option<&str> = None;
+    let terminate = |file: &File| (&mut &*file).write_all(b"\n");
     match seal {
         Seal::Clean => {}
-        Seal::Truncate(len) => {
+        Seal::Truncate(len) if held.is_some() => {
             file.set_len(len)
                 .map_err(io_err(target, "cut the torn tail"))?;
-            file.sync_all()
-                .map_err(io_err(target, "fsync after cutting the tail"))?;
-            failpoint("tail-cut").map_err(io_err(target, "append"))?;
+            done = Some("had its torn tail cut");
+        }
+        Seal::Truncate(_) => {
+            terminate(&file).map_err(io_err(target, "end the torn last line"))?;
+            sealed = Sealed::Terminated;
+            done = Some("had its torn last line ended with a newline");
         }
         Seal::Newline => {
-            file.seek(SeekFrom::End(0))
-                .map_err(io_err(target, "append"))?;
-            file.write_all(b"\n")
-                .map_err(io_err(target, "terminate the last line"))?;
-            file.sync_all()
-                .map_err(io_err(target, "fsync after terminating the last line"))?;
+            terminate(&file).map_err(io_err(target, "terminate the last line"))?;
+            done = Some("had its last line terminated");
         }
     }
-    if bytes.is_empty() {
-        return Ok(());
+    if let Some(what) = done {
+        record_change(target, what);
+        file.sync_all().map_err(|e| {
+            WriteError::after(
+                target,
+                what,
+                format!(
+                    "the fsync after it failed ({}); a power loss may still undo it",
+                    words(&e)
+                ),
+            )
+        })?;
+        failpoint("tail-cut")
+            .map_err(|e| WriteError::after(target, what, format!("then {}", words(&e))))?;
     }
-    failpoint("before-append").map_err(io_err(target, "append"))?;
-    file.seek(SeekFrom::End(0))
-        .map_err(io_err(target, "append"))?;
-    let start = file.stream_position().map_err(io_err(target, "append"))?;
-    if let Err(err) = file.write_all(bytes) {
-        // Leave no partial record behind: cut back to where the append began.
-        let _ = file.set_len(start);
-        let _ = file.sync_all();
-        return Err(WriteError::Io {
+    let end = |file: &File| {
+        file.metadata().map(|m| m.len()).map_err(|e| {
+            WriteError::after(
+                target,
+                "was changed",
+                format!("could not stat it: {}", words(&e)),
+            )
+        })
+    };
+    if bytes.is_empty() {
+        return Ok(Appended {
+            sealed,
+            end: end(&file)?,
+        });
+    }
+    failpoint("before-append").map_err(|err| match done {
+        Some(what) => WriteError::after(target, what, format!("appending failed: {}", words(&err))),
+        None => WriteError::Io {
             path: target.to_path_buf(),
             action: "append",
             err,
+        },
+    })?;
+    let start = file.metadata().map_err(io_err(target, "stat"))?.len();
+    if let Err(err) = (&mut &file).write_all(bytes) {
+        // Leave no partial record behind: under the lease nobody else has
+        // written since, so cut back to where the append began.
+        let now = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+        let restored = now == start
+            || (held.is_some() && file.set_len(start).and_then(|()| file.sync_all()).is_ok());
+        return Err(match (restored, done) {
+            (true, None) => WriteError::Io {
+                path: target.to_path_buf(),
+                action: "append",
+                err,
+            },
+            (true, Some(what)) => WriteError::after(
+                target,
+                what,
+                format!(
+                    "appending the records failed ({}); none was appended",
+                    words(&err)
+                ),
+            ),
+            (false, _) => {
+                record_change(target, "was partly appended to");
+                WriteError::after(
+                    target,
+                    "was partly appended to",
+                    format!(
+                        "appending failed ({}) and the part written could not be cut back: the journal ends in a torn record; run `leasejournal repair`",
+                        words(&err)
+                    ),
+                )
+            }
         });
     }
-    file.sync_all()
-        .map_err(io_err(target, "fsync after appending"))
+    let what = "had the records appended";
+    record_change(target, what);
+    file.sync_all().map_err(|e| {
+        WriteError::after(
+            target,
+            what,
+            format!(
+                "the fsync after it failed ({}); a power loss may still undo it",
+                words(&e)
+            ),
+        )
+    })?;
+    let end = end(&file)?;
+    drop(held);
+    Ok(Appended { sealed, end })
 }
 
 #[cfg(test)]

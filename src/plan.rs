@@ -219,6 +219,11 @@ pub struct Outcome<P: Serialize> {
     pub note: Option<String>,
     /// Whether a change in place keeps a backup (no `--no-backup`).
     pub keeps_backup: bool,
+    /// Records another process appended to the journal while it was being
+    /// replaced (it ignores the master's lock), carried into the result.
+    /// Absent when there were none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late_appends_carried: Option<crate::durable::Carried>,
 }
 
 /// The report of a writing subcommand.

@@ -235,16 +235,38 @@ pub struct StateDir {
     pub master_lock: MasterLock,
 }
 
+/// The names in `dir`, `.` and `..` left out. Read with rustix rather than
+/// `std::fs::read_dir`, whose handle panics when closing the directory
+/// fails (an I/O error there is possible, if rare); every error here is an
+/// `Err`.
+pub fn dir_names(dir: &Path) -> io::Result<Vec<std::ffi::OsString>> {
+    use std::os::unix::ffi::OsStrExt;
+    let handle = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(dir)?;
+    let mut entries = rustix::fs::Dir::read_from(&handle)?;
+    let mut names = Vec::new();
+    while let Some(entry) = entries.read() {
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
+        if name != b"." && name != b".." {
+            names.push(std::ffi::OsStr::from_bytes(name).to_os_string());
+        }
+    }
+    Ok(names)
+}
+
 /// Looks at a state directory without writing, creating or locking anything.
 pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputError> {
-    let entries = fs::read_dir(dir).map_err(|e| InputError::io(dir, &e))?;
+    let names = dir_names(dir).map_err(|e| InputError::io(dir, &e))?;
     let mut temp_files = Vec::new();
     let mut backups = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| InputError::io(dir, &e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
+    for file_name in names {
+        let name = file_name.to_string_lossy().into_owned();
+        let metadata = || fs::symlink_metadata(dir.join(&file_name));
         if is_our_copy(&name) {
-            if let Ok(meta) = entry.metadata()
+            if let Ok(meta) = metadata()
                 && meta.is_file()
             {
                 backups.push(TempFile {
@@ -262,7 +284,7 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
         if !name.ends_with(".tmp") {
             continue;
         }
-        let Ok(meta) = entry.metadata() else { continue };
+        let Ok(meta) = metadata() else { continue };
         if !meta.is_file() {
             continue;
         }
@@ -281,15 +303,26 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
     temp_files.sort_by(|a, b| a.name.cmp(&b.name));
     backups.sort_by(|a, b| a.name.cmp(&b.name));
 
-    let files: Vec<(PathBuf, Kind)> = [
+    // A state file that is absent is absent; one that cannot be looked at
+    // is an error, never silently left out.
+    let mut files: Vec<(PathBuf, Kind)> = Vec::new();
+    for (name, kind) in [
         (DEFERRED, Kind::Journal),
         (WORK_LEASES, Kind::Journal),
         (STATE_TASKS, Kind::Snapshot),
-    ]
-    .into_iter()
-    .map(|(name, kind)| (dir.join(name), kind))
-    .filter(|(path, _)| fs::symlink_metadata(path).is_ok())
-    .collect();
+    ] {
+        let path = dir.join(name);
+        match fs::symlink_metadata(&path) {
+            Ok(_) => files.push((path, kind)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => {
+                return Err(InputError::new(
+                    &path,
+                    format!("cannot be examined: {}", in_words(&err)),
+                ));
+            }
+        }
+    }
 
     let master_lock = master_lock(dir, proc_locks);
     Ok(StateDir {

@@ -145,11 +145,17 @@ fn compact_file(
             // The backup is made only once the result is known to change
             // the file.
             let mut backup = None;
-            let publish = durable::replace_in_place(path, &meta, produce, check, || {
+            let original = durable::Original {
+                file: &file,
+                meta: &meta,
+                carry_late_appends: true,
+            };
+            let published = durable::replace_in_place(path, &original, produce, check, || {
                 backup = session.backup(path, &identity)?;
                 Ok(())
             })?;
-            match publish {
+            outcome.late_appends_carried = published.carried;
+            match published.publish {
                 Publish::Yes => {
                     outcome.backup = backup;
                     outcome.written = true;

@@ -18,6 +18,10 @@ pub enum Exit {
     /// 3: a live master owns the directory (writers refuse; `verify`:
     /// busy).
     Refused,
+    /// 4: a writing command made its change, and a step after it failed
+    /// (the change's durability, the re-read check, another file of the
+    /// run, printing the report).
+    Changed,
 }
 
 impl Exit {
@@ -28,6 +32,7 @@ impl Exit {
             Exit::Problems => 1,
             Exit::Trouble => 2,
             Exit::Refused => 3,
+            Exit::Changed => 4,
         }
     }
 }
@@ -50,10 +55,14 @@ pub const EXIT_STATUS: &[(u8, &str)] = &[
     ),
     (
         2,
-        "Usage error, or an input could not be read (missing, unreadable, not a regular file, not a journal or snapshot); a refused request (recover --apply without --discard). Nothing was changed. For verify: incomplete, a path could not be checked.",
+        "Usage error, or an input could not be read (missing, unreadable, not a regular file, not a journal or snapshot); a refused request (recover --apply without --discard); a write that failed before it changed anything. Nothing was changed. For verify: incomplete, a path could not be checked.",
     ),
     (
         3,
         "A live master holds the directory's .master-queue.lock: the writing commands refuse and change nothing; verify's verdict is busy.",
+    ),
+    (
+        4,
+        "A writing command made its change, then a later step failed: making it durable (an fsync), the re-read check, carrying in records another process appended meanwhile, another file of the same run, or printing the report. The message names each file changed and what could not be confirmed.",
     ),
 ];

@@ -112,22 +112,30 @@ fn migrate_journal(
         return Ok(());
     };
     durable::failpoint("planned")?;
-    let dest = session.destination(path);
-    if session.mode == Mode::Apply {
-        outcome.backup = session.backup(path, &identity)?;
-    }
     let plan = &compaction.plan;
-    durable::replace(
-        dest,
-        (session.mode == Mode::Apply).then_some(&meta),
-        session.mode == Mode::Output,
-        |out| compact::write_result(write::reopen(path, &identity)?, plan, out),
-        |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),
-    )?;
-    outcome.written = true;
+    let produce =
+        |out: &mut dyn Write| compact::write_result(write::reopen(path, &identity)?, plan, out);
+    let check =
+        |f: &mut durable::Reread<'_>| plan::check_replay(f, &plan.after).map(|()| Publish::Yes);
     if session.mode == Mode::Output {
+        let dest = session.destination(path);
+        durable::replace(dest, None, true, produce, check)?;
         outcome.output = Some(dest.display().to_string());
+    } else {
+        let original = durable::Original {
+            file: &file,
+            meta: &meta,
+            carry_late_appends: true,
+        };
+        let mut backup = None;
+        let published = durable::replace_in_place(path, &original, produce, check, || {
+            backup = session.backup(path, &identity)?;
+            Ok(())
+        })?;
+        outcome.backup = backup;
+        outcome.late_appends_carried = published.carried;
     }
+    outcome.written = true;
     Ok(())
 }
 
@@ -150,29 +158,36 @@ fn migrate_snapshot(
     if !session.writes() || !plan.needed {
         return Ok(());
     }
-    let dest = session.destination(path);
-    if session.mode == Mode::Apply {
-        outcome.backup = session.backup(path, &identity)?;
-    }
-    durable::replace(
-        dest,
-        (session.mode == Mode::Apply).then_some(&meta),
-        session.mode == Mode::Output,
-        |out| out.write_all(&plan.content),
-        |f| {
-            let mut written = Vec::new();
-            f.read_to_end(&mut written).map_err(|e| e.to_string())?;
-            if written == plan.content {
-                Ok(Publish::Yes)
-            } else {
-                Err("the snapshot read back differs from what was written".into())
-            }
-        },
-    )?;
-    outcome.written = true;
+    let produce = |out: &mut dyn Write| out.write_all(&plan.content);
+    let check = |f: &mut durable::Reread<'_>| {
+        let mut written = Vec::new();
+        f.read_to_end(&mut written).map_err(|e| e.to_string())?;
+        if written == plan.content {
+            Ok(Publish::Yes)
+        } else {
+            Err("the snapshot read back differs from what was written".into())
+        }
+    };
     if session.mode == Mode::Output {
+        let dest = session.destination(path);
+        durable::replace(dest, None, true, produce, check)?;
         outcome.output = Some(dest.display().to_string());
+    } else {
+        // The master replaces its snapshot whole; nothing is appended to
+        // it, so there is nothing to carry.
+        let original = durable::Original {
+            file: &file,
+            meta: &meta,
+            carry_late_appends: false,
+        };
+        let mut backup = None;
+        durable::replace_in_place(path, &original, produce, check, || {
+            backup = session.backup(path, &identity)?;
+            Ok(())
+        })?;
+        outcome.backup = backup;
     }
+    outcome.written = true;
     Ok(())
 }
 

@@ -73,21 +73,80 @@ pub fn main() -> ExitCode {
         }
     };
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    let mut out = io::BufWriter::new(StandardOutput(stdout.lock()));
     let result = run(&cli, &mut out).and_then(|exit| {
         out.flush()?;
         Ok(exit)
     });
+    let changes = crate::durable::changes();
     match result {
         Ok(exit) => exit.into(),
         Err(err) if is_broken_pipe(&err) => Exit::Success.into(),
         Err(err) => {
-            eprintln!("leasejournal: {err:#}");
             let locked = err
                 .downcast_ref::<crate::durable::WriteError>()
                 .is_some_and(|e| matches!(e, crate::durable::WriteError::Locked { .. }));
-            if locked { Exit::Refused } else { Exit::Trouble }.into()
+            if changes.is_empty() {
+                tell(format_args!("{err:#}"));
+                return if locked { Exit::Refused } else { Exit::Trouble }.into();
+            }
+            tell(format_args!("{err:#}{}", changed_already(&err, &changes)));
+            Exit::Changed.into()
         }
+    }
+}
+
+/// After a failure, the changes this run made that the message does not
+/// already name: "; this run already changed A (was rewritten), …".
+fn changed_already(err: &anyhow::Error, changes: &[crate::durable::Change]) -> String {
+    let named = match err.downcast_ref::<crate::durable::WriteError>() {
+        Some(crate::durable::WriteError::AfterChange { path, .. }) => Some(path.clone()),
+        _ => None,
+    };
+    let mut others: Vec<String> = Vec::new();
+    for change in changes {
+        if named.as_ref() == Some(&change.path) {
+            continue;
+        }
+        let item = format!("{} ({})", change.path.display(), change.done);
+        if !others.contains(&item) {
+            others.push(item);
+        }
+    }
+    if others.is_empty() {
+        String::new()
+    } else {
+        format!("; this run already changed {}", others.join(", "))
+    }
+}
+
+/// Says something on stderr as `leasejournal: …`. A failure to write it is
+/// ignored: there is nowhere left to report it, and the exit status still
+/// tells.
+pub(crate) fn tell(message: std::fmt::Arguments<'_>) {
+    let _ = writeln!(io::stderr().lock(), "leasejournal: {message}");
+}
+
+/// Standard output, whose write errors say that they are about it.
+struct StandardOutput<W>(W);
+
+impl<W: Write> StandardOutput<W> {
+    fn named(err: io::Error) -> io::Error {
+        let words = crate::statedir::in_words(&err);
+        io::Error::new(
+            err.kind(),
+            format!("standard output: cannot write: {words}"),
+        )
+    }
+}
+
+impl<W: Write> Write for StandardOutput<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf).map_err(Self::named)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush().map_err(Self::named)
     }
 }
 

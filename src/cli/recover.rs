@@ -221,7 +221,10 @@ fn discard_file(
     let written_to = loop {
         let target = export(attempt);
         match durable::create_new(&target, &plan.export_lines) {
-            Ok(()) => break target,
+            Ok(()) => {
+                session.made(&target);
+                break target;
+            }
             Err(durable::WriteError::Exists { .. }) if args.export.is_none() && attempt < 1000 => {
                 attempt += 1;
             }
@@ -229,15 +232,15 @@ fn discard_file(
         }
     };
     let written_to = written_to.display().to_string();
-    eprintln!(
-        "leasejournal: exported {} of {} to {written_to}",
+    super::tell(format_args!(
+        "exported {} of {} to {written_to}",
         crate::render::plural(
             plan.reclaims.len() as u64,
             "discarded lease",
             "discarded leases"
         ),
         path.display()
-    );
+    ));
     outcome.plan.export = Some(written_to);
     let plan = &outcome.plan;
     match session.mode {
@@ -257,7 +260,19 @@ fn discard_file(
         }
         _ => {
             outcome.backup = session.backup(path, &identity)?;
-            write::append_and_check(path, &plan.tail, &plan.append, &plan.after)?;
+            // The append takes a write lease, which no other descriptor of
+            // the file may share.
+            drop(file);
+            let sealed = write::append_and_check(
+                path,
+                &identity,
+                &outcome.plan.tail,
+                &outcome.plan.append,
+                &outcome.plan.after,
+            )?;
+            if sealed == durable::Sealed::Terminated {
+                outcome.note = Some(write::TERMINATED.into());
+            }
         }
     }
     outcome.written = true;

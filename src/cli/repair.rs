@@ -88,15 +88,27 @@ fn repair_file(
         }
         _ if plan.rewrite => {
             let mut backup = None;
-            durable::replace_in_place(path, &meta, produce, check, || {
+            let original = durable::Original {
+                file: &file,
+                meta: &meta,
+                carry_late_appends: true,
+            };
+            let published = durable::replace_in_place(path, &original, produce, check, || {
                 backup = session.backup(path, &identity)?;
                 Ok(())
             })?;
             outcome.backup = backup;
+            outcome.late_appends_carried = published.carried;
         }
         _ => {
             outcome.backup = session.backup(path, &identity)?;
-            write::append_and_check(path, &plan.tail, &[], &plan.after)?;
+            // The append takes a write lease, which no other descriptor of
+            // the file may share.
+            drop(file);
+            let sealed = write::append_and_check(path, &identity, &plan.tail, &[], &plan.after)?;
+            if sealed == durable::Sealed::Terminated {
+                outcome.note = Some(write::TERMINATED.into());
+            }
         }
     }
     outcome.written = true;

@@ -302,7 +302,7 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
                 all.extend(checked.findings);
             }
             Err(err) => {
-                eprintln!("leasejournal: {err}");
+                super::tell(format_args!("{err}"));
                 errors.push(CheckError {
                     path: path.display().to_string(),
                     message: err.problem,

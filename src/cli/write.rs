@@ -68,6 +68,10 @@ pub struct Session<'a> {
     pub mode: Mode,
     _lock: Option<MasterLock>,
     stamp: String,
+    /// Backups and exports made for the file being changed: removed again
+    /// when its change fails before anything was changed, since they then
+    /// copy a file that is still there as it was.
+    companions: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 impl<'a> Session<'a> {
@@ -92,8 +96,8 @@ impl<'a> Session<'a> {
                 // Say on a terminal why nothing happens yet.
                 if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
                     let who: Vec<String> = pids.iter().map(|p| format!("pid {p}")).collect();
-                    eprintln!(
-                        "leasejournal: waiting up to {} for {} to release {}",
+                    super::tell(format_args!(
+                        "waiting up to {} for {} to release {}",
                         crate::inspect::duration(args.lock_timeout.unwrap_or(0.0)),
                         if who.is_empty() {
                             "a running master".to_string()
@@ -101,7 +105,7 @@ impl<'a> Session<'a> {
                             who.join(", ")
                         },
                         dir.join(crate::statedir::MASTER_LOCK).display()
-                    );
+                    ));
                 }
             })?)
         } else {
@@ -115,6 +119,7 @@ impl<'a> Session<'a> {
             mode,
             _lock: lock,
             stamp,
+            companions: Default::default(),
         })
     }
 
@@ -136,6 +141,7 @@ impl<'a> Session<'a> {
             removed_temp_files,
             note: None,
             keeps_backup: self.keeps_backup(),
+            late_appends_carried: None,
         }
     }
 
@@ -173,12 +179,55 @@ impl<'a> Session<'a> {
             return Ok(None);
         }
         let dest = durable::backup(path, self.args.backup_dir.as_deref(), &self.stamp)?;
-        eprintln!(
-            "leasejournal: backed up {} to {}",
+        self.companions.borrow_mut().push(dest.clone());
+        super::tell(format_args!(
+            "backed up {} to {}",
             path.display(),
             dest.display()
-        );
+        ));
         Ok(Some(dest.display().to_string()))
+    }
+
+    /// Records a file made for the change of the current file (the
+    /// discard export), removed again if that change fails before
+    /// anything was changed.
+    pub fn made(&self, companion: &Path) {
+        self.companions.borrow_mut().push(companion.to_path_buf());
+    }
+
+    /// Handles one file: when `change` fails before anything was changed,
+    /// removes the backups and exports made for it and says so.
+    fn change<T>(&self, change: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+        self.companions.borrow_mut().clear();
+        let before = durable::changes().len();
+        let result = change();
+        let made = std::mem::take(&mut *self.companions.borrow_mut());
+        match result {
+            Err(err) if durable::changes().len() == before && !made.is_empty() => {
+                let (left, removed): (Vec<&PathBuf>, Vec<&PathBuf>) = made
+                    .iter()
+                    .partition(|p| std::fs::remove_file(p).is_err() && p.exists());
+                let list = |paths: &[&PathBuf]| {
+                    paths
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let mut message = format!("{err:#}");
+                if !removed.is_empty() {
+                    message.push_str(&format!("; removed {} again", list(&removed)));
+                }
+                if !left.is_empty() {
+                    message.push_str(&format!(
+                        "; {} (a copy of the unchanged file) could not be removed",
+                        list(&left)
+                    ));
+                }
+                Err(anyhow::anyhow!(message))
+            }
+            other => other,
+        }
     }
 
     /// The `--output` file.
@@ -260,7 +309,9 @@ pub fn run_paths<P: serde::Serialize>(
         let session = Session::start(args, &dir, if path.is_dir() { 2 } else { 1 })?;
         report.mode = session.mode;
         for (file, kind) in &files {
-            report.files.push(each(&session, file, *kind)?);
+            report
+                .files
+                .push(session.change(|| each(&session, file, *kind))?);
         }
     }
     Ok(report)
@@ -366,13 +417,26 @@ pub fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
-/// The source opened for a pass, checked to be the file that was planned.
-pub fn reopen(path: &Path, identity: &Identity) -> io::Result<BufReader<File>> {
-    let (file, meta) = durable::open_target(path).map_err(io::Error::other)?;
+/// The source opened for a pass, checked to be the file that was planned;
+/// its read errors name it ([`durable::Source`]).
+pub fn reopen(path: &Path, identity: &Identity) -> io::Result<BufReader<durable::Source<File>>> {
+    let (file, meta) = durable::open_target(path).map_err(|e| {
+        let err = match e {
+            WriteError::Io { err, .. } => err,
+            other => io::Error::other(other.to_string()),
+        };
+        durable::source_error(path, err)
+    })?;
     if Identity::of(&meta) != *identity {
-        return Err(io::Error::other("the file changed since it was read"));
+        return Err(durable::source_error(
+            path,
+            io::Error::other("it changed since it was read"),
+        ));
     }
-    Ok(BufReader::with_capacity(1 << 20, file))
+    Ok(BufReader::with_capacity(
+        1 << 20,
+        durable::Source::new(path, file),
+    ))
 }
 
 /// A sink that compares what is written with a reader's bytes.
@@ -453,25 +517,42 @@ impl Write for Tee<'_> {
     }
 }
 
+/// The note of a torn tail ended with a newline instead of cut.
+pub const TERMINATED: &str = "the torn tail was ended with a newline instead of cut, because another process has the journal open (or the file system gives no leases) and a cut could destroy what it appends; the torn bytes stay as one line upstream ignores";
+
 /// Appends records in place (sealing the tail first, or only sealing it
-/// when `bytes` is empty) and re-reads the file to confirm it replays to
-/// the planned state.
+/// when `bytes` is empty) to the file read as `identity`, and re-reads it
+/// to confirm it replays to the planned state. No other descriptor of
+/// `path` may be open (see [`durable::append`]).
 pub fn append_and_check(
     path: &Path,
+    identity: &Identity,
     tail: &TailFix,
     bytes: &[u8],
     after: &StateView,
-) -> Result<(), WriteError> {
+) -> Result<durable::Sealed, WriteError> {
     use crate::durable::Seal;
     let seal = match tail {
         TailFix::None => Seal::Clean,
         TailFix::Cut { offset, .. } => Seal::Truncate(*offset),
         TailFix::Terminate { .. } => Seal::Newline,
     };
-    durable::append(path, seal, bytes)?;
-    let (reread, _) = durable::open_target(path)?;
-    crate::plan::check_replay(BufReader::new(reread), after).map_err(|detail| WriteError::Verify {
+    let appended = durable::append(path, identity, seal, bytes)?;
+    let unconfirmed = |failed: String| WriteError::AfterChange {
         path: path.to_path_buf(),
-        detail,
-    })
+        done: "was changed".into(),
+        failed,
+    };
+    let (reread, _) = durable::open_target(path)
+        .map_err(|e| unconfirmed(format!("re-reading it to confirm the change failed: {e}")))?;
+    // What this run wrote ends at `appended.end`; anything beyond was
+    // appended by another process afterwards.
+    crate::plan::check_replay(BufReader::new(reread.take(appended.end)), after).map_err(
+        |detail| {
+            unconfirmed(format!(
+                "re-reading it did not confirm the planned state ({detail})"
+            ))
+        },
+    )?;
+    Ok(appended.sealed)
 }

@@ -44,6 +44,18 @@ fn footer<P: serde::Serialize>(out: &mut dyn Write, o: &Outcome<P>, s: &Styles) 
         }
         writeln!(out, "  result      {}", parts.join("; "))?;
     }
+    if let Some(c) = &o.late_appends_carried {
+        writeln!(
+            out,
+            "  carried     {}",
+            s.warn(&format!(
+                "{} ({}) that another process appended during the change, ignoring {}: stop it",
+                plural(c.lines, "line", "lines"),
+                plural(c.bytes, "byte", "bytes"),
+                crate::statedir::MASTER_LOCK
+            ))
+        )?;
+    }
     Ok(())
 }
 
@@ -140,7 +152,10 @@ fn repair_body(out: &mut dyn Write, p: &repair::Plan, kept: &str, s: &Styles) ->
         let hidden = match g.hidden {
             Hidden::Glued => format!("glued onto a torn fragment of {} bytes", g.fragment_bytes),
             Hidden::Bom => "behind a byte order mark".to_string(),
-            Hidden::ZeroFill => format!("followed by {} NUL bytes", g.trailing_bytes),
+            Hidden::ZeroFill => format!(
+                "followed by {}",
+                plural(g.trailing_bytes as u64, "NUL byte", "NUL bytes")
+            ),
             Hidden::MissingNewline => "complete, but its newline is missing".to_string(),
             Hidden::Appended => "appended onto the record before it".to_string(),
         };

@@ -8,6 +8,7 @@ mod inspect;
 mod jsontestsuite;
 mod man;
 mod properties;
+mod races;
 mod regressions;
 mod scan;
 mod support;
