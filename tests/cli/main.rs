@@ -3,6 +3,7 @@
 mod adversarial;
 mod conventions;
 mod diff;
+mod faults;
 mod fidelity;
 mod inspect;
 mod jsontestsuite;
