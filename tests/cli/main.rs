@@ -7,6 +7,7 @@ mod fidelity;
 mod inspect;
 mod jsontestsuite;
 mod man;
+mod powerloss;
 mod properties;
 mod regressions;
 mod scan;
