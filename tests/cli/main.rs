@@ -8,6 +8,7 @@ mod fidelity;
 mod inspect;
 mod jsontestsuite;
 mod man;
+mod powerloss;
 mod properties;
 mod races;
 mod regressions;
