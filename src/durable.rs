@@ -207,6 +207,22 @@ pub fn changes() -> Vec<Change> {
         .clone()
 }
 
+/// An `open` that failed: through a symbolic link (`O_NOFOLLOW` gives
+/// `ELOOP`), or otherwise.
+fn open_err<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) -> WriteError + 'a {
+    move |err| match err.raw_os_error() {
+        Some(libc::ELOOP) => WriteError::NotRegular {
+            path: path.to_path_buf(),
+            what: "a symbolic link",
+        },
+        _ => WriteError::Io {
+            path: path.to_path_buf(),
+            action,
+            err,
+        },
+    }
+}
+
 fn io_err<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) -> WriteError + 'a {
     move |err| WriteError::Io {
         path: path.to_path_buf(),
@@ -307,17 +323,7 @@ impl MasterLock {
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => open(false),
             Err(err) => Err(err),
         }
-        .map_err(|err| match err.raw_os_error() {
-            Some(libc::ELOOP) => WriteError::NotRegular {
-                path: path.clone(),
-                what: "a symbolic link",
-            },
-            _ => WriteError::Io {
-                path: path.clone(),
-                action: "open the master lock",
-                err,
-            },
-        })?;
+        .map_err(open_err(&path, "open the master lock"))?;
         let meta = file
             .metadata()
             .map_err(io_err(&path, "stat the master lock"))?;
@@ -483,21 +489,13 @@ impl Identity {
 
 /// Opens a file to be changed: no symlink, a regular file.
 pub fn open_target(path: &Path) -> Result<(File, fs::Metadata), WriteError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|err| match err.raw_os_error() {
-            Some(libc::ELOOP) => WriteError::NotRegular {
-                path: path.to_path_buf(),
-                what: "a symbolic link",
-            },
-            _ => WriteError::Io {
-                path: path.to_path_buf(),
-                action: "open",
-                err,
-            },
-        })?;
+    let file = crate::statedir::open_nonblocking(
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK),
+        path,
+    )
+    .map_err(open_err(path, "open"))?;
     let meta = file.metadata().map_err(io_err(path, "stat"))?;
     if !meta.is_file() {
         return Err(WriteError::NotRegular {
@@ -1569,17 +1567,7 @@ pub fn append(
         .append(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(target)
-        .map_err(|err| match err.raw_os_error() {
-            Some(libc::ELOOP) => WriteError::NotRegular {
-                path: target.to_path_buf(),
-                what: "a symbolic link",
-            },
-            _ => WriteError::Io {
-                path: target.to_path_buf(),
-                action: "open for appending",
-                err,
-            },
-        })?;
+        .map_err(open_err(target, "open for appending"))?;
     let held = lease(&file, libc::F_WRLCK).ok();
     let meta = file.metadata().map_err(io_err(target, "stat"))?;
     if Identity::of(&meta) != *planned {

@@ -108,6 +108,26 @@ fn file_type_name(meta: &Metadata) -> &'static str {
     }
 }
 
+/// Opens `path` with `options`, which hold `O_NONBLOCK` so that a FIFO
+/// never blocks. With it, an open that would wait for a lease holder
+/// (another run of this tool, cutting a torn tail or checking a file
+/// before a rename, for a few milliseconds) fails with `EWOULDBLOCK`
+/// instead: it is tried again for up to five seconds.
+pub fn open_nonblocking(options: &fs::OpenOptions, path: &Path) -> io::Result<File> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match options.open(path) {
+            Err(err)
+                if err.raw_os_error() == Some(libc::EWOULDBLOCK)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Opens a regular file for reading without ever blocking on a FIFO and
 /// without changing its access time semantics beyond a plain read.
 pub fn open_regular(path: &Path) -> Result<(File, Metadata), InputError> {
@@ -118,11 +138,13 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), InputError> {
             format!("is {}, not a regular file", file_type_name(&meta)),
         ));
     }
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| InputError::io(path, &e))?;
+    let file = open_nonblocking(
+        fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC),
+        path,
+    )
+    .map_err(|e| InputError::io(path, &e))?;
     // The path may have been replaced between stat and open: check the
     // descriptor itself.
     let meta = file.metadata().map_err(|e| InputError::io(path, &e))?;

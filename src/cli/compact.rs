@@ -72,7 +72,13 @@ fn compact_file(
     let removed_temp_files = session.clean_temps(path);
     let (file, meta) = durable::open_target(path)?;
     let identity = Identity::of(&meta);
-    let read_error = |e: std::io::Error| anyhow::anyhow!("{}: read error: {e}", path.display());
+    let read_error = |e: std::io::Error| {
+        anyhow::anyhow!(
+            "{}: read error: {}",
+            path.display(),
+            crate::statedir::in_words(&e)
+        )
+    };
     let bar = progress.bar(path, meta.len(), format);
     let progress = |n| bar.inc(n);
     let mut hidden = crate::repair::HiddenCount::default();

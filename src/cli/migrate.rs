@@ -69,7 +69,13 @@ fn migrate_journal(
 ) -> anyhow::Result<()> {
     let (file, meta) = durable::open_target(path)?;
     let identity = Identity::of(&meta);
-    let read_error = |e: std::io::Error| anyhow::anyhow!("{}: read error: {e}", path.display());
+    let read_error = |e: std::io::Error| {
+        anyhow::anyhow!(
+            "{}: read error: {}",
+            path.display(),
+            crate::statedir::in_words(&e)
+        )
+    };
     let bar = args.progress.bar(path, meta.len(), args.output.format);
     let progress = |n| bar.inc(n);
     let src = Positional::file(&file, meta.len()).with_progress(&progress);
@@ -147,8 +153,13 @@ fn migrate_snapshot(
     let (mut file, meta) = durable::open_target(path)?;
     let identity = Identity::of(&meta);
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(|e| anyhow::anyhow!("{}: read error: {e}", path.display()))?;
+    file.read_to_end(&mut bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: read error: {}",
+            path.display(),
+            crate::statedir::in_words(&e)
+        )
+    })?;
     let plan = migrate::snapshot(&bytes)
         .map_err(|e| anyhow::anyhow!("{}: cannot migrate: it {}", path.display(), e.0))?;
     outcome.plan = Migration::Snapshot(plan);
@@ -161,7 +172,8 @@ fn migrate_snapshot(
     let produce = |out: &mut dyn Write| out.write_all(&plan.content);
     let check = |f: &mut durable::Reread<'_>| {
         let mut written = Vec::new();
-        f.read_to_end(&mut written).map_err(|e| e.to_string())?;
+        f.read_to_end(&mut written)
+            .map_err(|e| format!("re-read failed: {}", crate::statedir::in_words(&e)))?;
         if written == plan.content {
             Ok(Publish::Yes)
         } else {

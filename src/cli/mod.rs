@@ -72,6 +72,21 @@ pub fn main() -> ExitCode {
             .into();
         }
     };
+    // The scans run on rayon's global pool. Started here, a failure to
+    // start its threads is a clean error before anything is read or
+    // written; started lazily, rayon would panic.
+    if let Err(err) = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("leasejournal-{i}"))
+        .build_global()
+    {
+        let words = err.to_string();
+        let words = words.split(" (os error").next().unwrap_or(&words);
+        tell(format_args!(
+            "cannot start its worker threads: {}; nothing was changed",
+            words.to_lowercase()
+        ));
+        return Exit::Trouble.into();
+    }
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(StandardOutput(stdout.lock()));
     let result = run(&cli, &mut out).and_then(|exit| {

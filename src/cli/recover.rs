@@ -134,8 +134,13 @@ fn forecast(args: &RecoverArgs, now: f64) -> anyhow::Result<ForecastReport> {
         let progress = |n| bar.inc(n);
         let src = Positional::file(&file, meta.len()).with_progress(&progress);
         let mut hidden = crate::repair::HiddenCount::default();
-        let scan = journal::scan(src, &mut hidden)
-            .map_err(|e| anyhow::anyhow!("{}: read error: {e}", path.display()))?;
+        let scan = journal::scan(src, &mut hidden).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: read error: {}",
+                path.display(),
+                crate::statedir::in_words(&e)
+            )
+        })?;
         bar.finish_and_clear();
         let mut forecast = recover::forecast(&scan.replay, &scan.summary.tail, now, |p| {
             Path::new(p).is_file()
@@ -175,8 +180,13 @@ fn discard_file(
     let bar = args.progress.bar(path, meta.len(), args.output.format);
     let progress = |n| bar.inc(n);
     let src = Positional::file(&file, meta.len()).with_progress(&progress);
-    let mut scan = journal::scan(src, &mut ())
-        .map_err(|e| anyhow::anyhow!("{}: read error: {e}", path.display()))?;
+    let mut scan = journal::scan(src, &mut ()).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: read error: {}",
+            path.display(),
+            crate::statedir::in_words(&e)
+        )
+    })?;
     bar.finish_and_clear();
     let mut plan = recover::discard(
         &mut scan.replay,
@@ -221,26 +231,27 @@ fn discard_file(
     let written_to = loop {
         let target = export(attempt);
         match durable::create_new(&target, &plan.export_lines) {
-            Ok(()) => {
-                session.made(&target);
-                break target;
-            }
+            Ok(()) => break target,
             Err(durable::WriteError::Exists { .. }) if args.export.is_none() && attempt < 1000 => {
                 attempt += 1;
             }
             Err(e) => return Err(e.into()),
         }
     };
-    let written_to = written_to.display().to_string();
-    super::tell(format_args!(
-        "exported {} of {} to {written_to}",
-        crate::render::plural(
-            plan.reclaims.len() as u64,
-            "discarded lease",
-            "discarded leases"
+    session.made(
+        &written_to,
+        format!(
+            "exported {} of {} to {}",
+            crate::render::plural(
+                plan.reclaims.len() as u64,
+                "discarded lease",
+                "discarded leases"
+            ),
+            path.display(),
+            written_to.display()
         ),
-        path.display()
-    ));
+    );
+    let written_to = written_to.display().to_string();
     outcome.plan.export = Some(written_to);
     let plan = &outcome.plan;
     match session.mode {

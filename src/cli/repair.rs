@@ -60,8 +60,13 @@ fn repair_file(
     let bar = args.progress.bar(path, meta.len(), args.output.format);
     let progress = |n| bar.inc(n);
     let src = Positional::file(&file, meta.len()).with_progress(&progress);
-    let (scan, salvager) =
-        repair::scan(src).map_err(|e| anyhow::anyhow!("{}: read error: {e}", path.display()))?;
+    let (scan, salvager) = repair::scan(src).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: read error: {}",
+            path.display(),
+            crate::statedir::in_words(&e)
+        )
+    })?;
     bar.finish_and_clear();
     let plan =
         repair::plan(&scan, salvager).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;

@@ -72,6 +72,9 @@ pub struct Session<'a> {
     /// when its change fails before anything was changed, since they then
     /// copy a file that is still there as it was.
     companions: std::cell::RefCell<Vec<PathBuf>>,
+    /// What to tell about them ("backed up … to …"), said once the file's
+    /// change is made, or dropped with them.
+    notes: std::cell::RefCell<Vec<String>>,
 }
 
 impl<'a> Session<'a> {
@@ -120,6 +123,7 @@ impl<'a> Session<'a> {
             _lock: lock,
             stamp,
             companions: Default::default(),
+            notes: Default::default(),
         })
     }
 
@@ -179,29 +183,36 @@ impl<'a> Session<'a> {
             return Ok(None);
         }
         let dest = durable::backup(path, self.args.backup_dir.as_deref(), &self.stamp)?;
-        self.companions.borrow_mut().push(dest.clone());
-        super::tell(format_args!(
-            "backed up {} to {}",
-            path.display(),
-            dest.display()
-        ));
+        self.made(
+            &dest,
+            format!("backed up {} to {}", path.display(), dest.display()),
+        );
         Ok(Some(dest.display().to_string()))
     }
 
-    /// Records a file made for the change of the current file (the
-    /// discard export), removed again if that change fails before
-    /// anything was changed.
-    pub fn made(&self, companion: &Path) {
+    /// Records a file made for the change of the current file (a backup,
+    /// the discard export) and the note that tells of it: the note is said
+    /// once the change is made; if the change fails before anything was
+    /// changed, the file is removed again and the error says so instead.
+    pub fn made(&self, companion: &Path, note: String) {
         self.companions.borrow_mut().push(companion.to_path_buf());
+        self.notes.borrow_mut().push(note);
     }
 
     /// Handles one file: when `change` fails before anything was changed,
     /// removes the backups and exports made for it and says so.
     fn change<T>(&self, change: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
         self.companions.borrow_mut().clear();
+        self.notes.borrow_mut().clear();
         let before = durable::changes().len();
         let result = change();
         let made = std::mem::take(&mut *self.companions.borrow_mut());
+        let notes = std::mem::take(&mut *self.notes.borrow_mut());
+        if result.is_ok() || durable::changes().len() > before {
+            for note in notes {
+                super::tell(format_args!("{note}"));
+            }
+        }
         match result {
             Err(err) if durable::changes().len() == before && !made.is_empty() => {
                 let (left, removed): (Vec<&PathBuf>, Vec<&PathBuf>) = made
