@@ -449,6 +449,51 @@ fn lease(file: &File, kind: libc::c_int) -> Result<Lease<'_>, NoLease> {
     }
 }
 
+/// The other processes that have `file` open for writing, as far as
+/// `/proc` shows them (all of them to root; to anyone else, their own
+/// processes). The fallback where the file system gives no leases.
+fn writers_of(file: &File) -> Vec<i64> {
+    let Ok(meta) = file.metadata() else {
+        return Vec::new();
+    };
+    let me = std::process::id() as i64;
+    let mut pids = Vec::new();
+    for pid in crate::statedir::dir_names(Path::new("/proc")).unwrap_or_default() {
+        let Some(pid) = pid.to_str().and_then(|p| p.parse::<i64>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let fds = Path::new("/proc").join(pid.to_string()).join("fd");
+        for fd in crate::statedir::dir_names(&fds).unwrap_or_default() {
+            let same = fs::metadata(fds.join(&fd))
+                .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino());
+            if !same {
+                continue;
+            }
+            let info = fs::read_to_string(
+                Path::new("/proc")
+                    .join(pid.to_string())
+                    .join("fdinfo")
+                    .join(&fd),
+            )
+            .unwrap_or_default();
+            let flags = info
+                .lines()
+                .find_map(|l| l.strip_prefix("flags:"))
+                .and_then(|f| i64::from_str_radix(f.trim(), 8).ok());
+            // Unknown flags count as writing: better refuse than lose.
+            if flags.is_none_or(|f| f & i64::from(libc::O_ACCMODE) != i64::from(libc::O_RDONLY))
+                && !pids.contains(&pid)
+            {
+                pids.push(pid);
+            }
+        }
+    }
+    pids
+}
+
 /// What identifies the version of a file that was read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Identity {
@@ -899,8 +944,15 @@ fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
 
 impl Temp {
     /// Publishes the written file as `target`: atomically, and without
-    /// replacing anything when `must_not_exist`.
-    fn publish(&mut self, target: &Path, must_not_exist: bool) -> Result<(), WriteError> {
+    /// replacing anything when `must_not_exist`. (A function of the fields,
+    /// so that a lease may borrow the file meanwhile.)
+    fn publish(
+        file: &File,
+        named: &mut RemoveOnDrop,
+        shown: &Path,
+        target: &Path,
+        must_not_exist: bool,
+    ) -> Result<(), WriteError> {
         let exists = |err: io::Error| match err.raw_os_error() {
             Some(libc::EEXIST) => WriteError::Exists {
                 path: target.to_path_buf(),
@@ -911,22 +963,21 @@ impl Temp {
                 err,
             },
         };
-        if self.named.0.is_none() {
+        if named.0.is_none() {
             if must_not_exist {
-                return link_unnamed(&self.file, target).map_err(exists);
+                return link_unnamed(file, target).map_err(exists);
             }
-            link_unnamed(&self.file, &self.shown)
-                .map_err(io_err(&self.shown, "name the temporary file"))?;
-            self.named.0 = Some(self.shown.clone());
+            link_unnamed(file, shown).map_err(io_err(shown, "name the temporary file"))?;
+            named.0 = Some(shown.to_path_buf());
         }
-        let named = self.named.0.clone().unwrap_or_else(|| self.shown.clone());
+        let from = named.0.clone().unwrap_or_else(|| shown.to_path_buf());
         if must_not_exist {
-            rename_noreplace(&named, target).map_err(exists)?;
+            rename_noreplace(&from, target).map_err(exists)?;
         } else {
-            fs::rename(&named, target).map_err(exists)?;
+            fs::rename(&from, target).map_err(exists)?;
         }
         // Renamed: the name is the target's now.
-        self.named.0 = None;
+        named.0 = None;
         Ok(())
     }
 }
@@ -1051,8 +1102,19 @@ fn replace_then(
     }
     before_rename()?;
     failpoint("before-rename").map_err(io_err(target, "rename"))?;
+    // Under a write lease on the result (unnamed until now, so nobody has
+    // it open), a process that opens it once it is published waits until
+    // what was appended to the original meanwhile has been carried in:
+    // the records stay in the order they were written.
+    let carrying = how.original.is_some_and(|o| o.carry_late_appends);
+    let result_lease = if carrying {
+        lease(&temp.file, libc::F_WRLCK).ok()
+    } else {
+        None
+    };
     // Under a read lease on the original, no process can open it for
-    // writing until the rename is done.
+    // writing until the rename is done. Where leases are refused, the
+    // processes that have it open for writing are looked for instead.
     let held = match how.original {
         Some(original) => {
             let held = match lease(original.file, libc::F_RDLCK) {
@@ -1062,7 +1124,14 @@ fn replace_then(
                         path: target.to_path_buf(),
                     });
                 }
-                Err(NoLease::Unsupported) => None,
+                Err(NoLease::Unsupported) => {
+                    if !writers_of(original.file).is_empty() {
+                        return Err(WriteError::Busy {
+                            path: target.to_path_buf(),
+                        });
+                    }
+                    None
+                }
             };
             let now = original.file.metadata().map_err(io_err(target, "stat"))?;
             if Identity::of(&now) != Identity::of(original.meta) {
@@ -1076,7 +1145,13 @@ fn replace_then(
         None => None,
     };
     failpoint("renaming").map_err(io_err(target, "rename"))?;
-    temp.publish(target, how.must_not_exist)?;
+    Temp::publish(
+        &temp.file,
+        &mut temp.named,
+        &temp.shown,
+        target,
+        how.must_not_exist,
+    )?;
     let done = if how.must_not_exist {
         "was written"
     } else {
@@ -1095,9 +1170,12 @@ fn replace_then(
         )
     })?;
     let carried = match how.original {
-        Some(original) if original.carry_late_appends => settle(target, original, &temp.file, len),
+        Some(original) if original.carry_late_appends => {
+            settle(target, original, &temp.file, len, result_lease.is_some())
+        }
         _ => Ok(None),
     };
+    drop(result_lease);
     let synced = sync_dir(parent(target)).map_err(|err| {
         let why = match &err {
             WriteError::Io { err, .. } => crate::statedir::in_words(err),
@@ -1128,6 +1206,7 @@ fn settle(
     original: &Original<'_>,
     new: &File,
     published: u64,
+    new_leased: bool,
 ) -> Result<Option<Carried>, WriteError> {
     let done = "was rewritten";
     let planned = original.meta.len();
@@ -1135,6 +1214,8 @@ fn settle(
     // With the read lease, no writer has the old file open any more, and
     // none can open it again: it has no name. What it holds is final.
     let old = lease(original.file, libc::F_RDLCK);
+    let old_still_written = matches!(old, Err(NoLease::Busy))
+        || (old.is_err() && !writers_of(original.file).is_empty());
     let size = original
         .file
         .metadata()
@@ -1152,9 +1233,10 @@ fn settle(
     let late = size.saturating_sub(planned);
     let mut carried = None;
     if late > 0 {
-        let new_lease = lease(new, libc::F_WRLCK);
+        // Under the result's lease nothing can have been appended to it;
+        // without one, its size says whether something was.
         let new_len = new.metadata().map(|m| m.len()).ok();
-        if matches!(new_lease, Err(NoLease::Busy)) || new_len != Some(published) {
+        if !new_leased && new_len != Some(published) {
             // The result was appended to as well: the late bytes cannot be
             // put in order. Keep them where the operator can see them.
             let save = late_path(target);
@@ -1190,7 +1272,7 @@ fn settle(
         record_change(target, "got the records appended during the change");
         carried = Some(Carried { bytes: late, lines });
     }
-    if matches!(old, Err(NoLease::Busy)) {
+    if old_still_written {
         return Err(WriteError::after(
             target,
             done,

@@ -88,15 +88,29 @@ pub fn main() -> ExitCode {
         return Exit::Trouble.into();
     }
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(StandardOutput(stdout.lock()));
+    let mut out = io::BufWriter::new(StandardOutput {
+        inner: stdout.lock(),
+        closed: false,
+    });
     let result = run(&cli, &mut out).and_then(|exit| {
         out.flush()?;
         Ok(exit)
     });
     let changes = crate::durable::changes();
+    let closed = out.get_ref().closed;
     match result {
+        // The reader went away (`| head`): the exit status stays the
+        // command's, unless files were changed and the report of it was
+        // cut short.
+        Ok(_) if closed && !changes.is_empty() => {
+            tell(format_args!(
+                "standard output: closed before the whole report was written{}",
+                changed_already(&anyhow::anyhow!(""), &changes)
+            ));
+            Exit::Changed.into()
+        }
         Ok(exit) => exit.into(),
-        Err(err) if is_broken_pipe(&err) => Exit::Success.into(),
+        Err(err) if is_broken_pipe(&err) && changes.is_empty() => Exit::Trouble.into(),
         Err(err) => {
             let locked = err
                 .downcast_ref::<crate::durable::WriteError>()
@@ -142,8 +156,13 @@ pub(crate) fn tell(message: std::fmt::Arguments<'_>) {
     let _ = writeln!(io::stderr().lock(), "leasejournal: {message}");
 }
 
-/// Standard output, whose write errors say that they are about it.
-struct StandardOutput<W>(W);
+/// Standard output, whose write errors say that they are about it. A
+/// closed pipe is not an error: what is left is dropped, and `closed`
+/// says so.
+struct StandardOutput<W> {
+    inner: W,
+    closed: bool,
+}
 
 impl<W: Write> StandardOutput<W> {
     fn named(err: io::Error) -> io::Error {
@@ -157,11 +176,29 @@ impl<W: Write> StandardOutput<W> {
 
 impl<W: Write> Write for StandardOutput<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.write(buf).map_err(Self::named)
+        if self.closed {
+            return Ok(buf.len());
+        }
+        match self.inner.write(buf) {
+            Err(err) if err.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(buf.len())
+            }
+            other => other.map_err(Self::named),
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.0.flush().map_err(Self::named)
+        if self.closed {
+            return Ok(());
+        }
+        match self.inner.flush() {
+            Err(err) if err.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            other => other.map_err(Self::named),
+        }
     }
 }
 

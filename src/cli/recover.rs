@@ -282,6 +282,8 @@ fn discard_file(
                 &outcome.plan.after,
             )?;
             if sealed == durable::Sealed::Terminated {
+                // What was done, for the table and the JSON alike.
+                outcome.plan.tail = crate::repair::TailFix::Terminate { offset: meta.len() };
                 outcome.note = Some(write::TERMINATED.into());
             }
         }

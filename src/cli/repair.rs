@@ -112,6 +112,8 @@ fn repair_file(
             drop(file);
             let sealed = write::append_and_check(path, &identity, &plan.tail, &[], &plan.after)?;
             if sealed == durable::Sealed::Terminated {
+                // What was done, for the table and the JSON alike.
+                outcome.plan.tail = crate::repair::TailFix::Terminate { offset: meta.len() };
                 outcome.note = Some(write::TERMINATED.into());
             }
         }

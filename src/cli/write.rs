@@ -529,7 +529,7 @@ impl Write for Tee<'_> {
 }
 
 /// The note of a torn tail ended with a newline instead of cut.
-pub const TERMINATED: &str = "the torn tail was ended with a newline instead of cut, because another process has the journal open (or the file system gives no leases) and a cut could destroy what it appends; the torn bytes stay as one line upstream ignores";
+pub const TERMINATED: &str = "the torn tail was ended with a newline instead of cut: no lease could be had on the journal (another process has it open, or leases are refused here), and without one a cut could destroy what another process appends; the torn bytes stay as one line upstream ignores";
 
 /// Appends records in place (sealing the tail first, or only sealing it
 /// when `bytes` is empty) to the file read as `identity`, and re-reads it

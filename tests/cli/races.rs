@@ -205,12 +205,22 @@ fn records_appended_during_the_rename_are_carried_in_order() {
 
 #[test]
 fn a_writer_that_keeps_the_journal_open_is_refused_before_the_rename() {
-    for (args, original) in rename_cases().into_iter().take(2) {
+    // With leases, and where leases are refused (/proc shows the writer).
+    let cases = rename_cases().into_iter().take(2);
+    for ((args, original), failpoints) in
+        cases.flat_map(|c| [(c.clone(), ""), (c, "lease=unsupported")])
+    {
         let (dir, path) = state_dir(&original);
         let mut holder = fs::OpenOptions::new().append(true).open(&path).unwrap();
         holder.write_all(&appended(0)).unwrap();
         let before = fs::read(&path).unwrap();
-        let out = lj().args(args).arg("--apply").arg(&path).output().unwrap();
+        let out = lj()
+            .args(args)
+            .arg("--apply")
+            .arg(&path)
+            .env("LEASEJOURNAL_FAILPOINTS", failpoints)
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         let prefix = format!(
@@ -468,7 +478,12 @@ fn without_a_lease_a_torn_tail_is_ended_not_cut() {
     );
     assert_eq!(
         report["files"][0]["note"],
-        "the torn tail was ended with a newline instead of cut, because another process has the journal open (or the file system gives no leases) and a cut could destroy what it appends; the torn bytes stay as one line upstream ignores"
+        "the torn tail was ended with a newline instead of cut: no lease could be had on the journal (another process has it open, or leases are refused here), and without one a cut could destroy what another process appends; the torn bytes stay as one line upstream ignores"
+    );
+    assert_eq!(
+        report["files"][0]["plan"]["tail"],
+        serde_json::json!({"action": "terminate", "offset": torn.len()}),
+        "the plan says what was done"
     );
     let mut expected = torn.clone();
     expected.push(b'\n');
@@ -504,4 +519,48 @@ fn a_record_followed_by_a_nul_loses_only_the_nul() {
     let mut expected = bytes.clone();
     *expected.last_mut().unwrap() = b'\n';
     assert!(fs::read(&path).unwrap() == expected);
+}
+
+#[test]
+fn a_closed_pipe_keeps_the_exit_status_and_a_change_is_still_told() {
+    let mut torn = journal(30);
+    torn.extend_from_slice(b"{\"attempts\":1,\"clo");
+    let (_dir, path) = state_dir(&torn);
+    // A reader that goes away at once: the output is dropped, the status
+    // is the command's own.
+    let closed_reader = |args: &[&str]| {
+        let mut fds = [0; 2];
+        // SAFETY: pipe fills two descriptors, which are then owned here.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: each descriptor is owned once.
+        let (read, write) = unsafe {
+            use std::os::fd::FromRawFd;
+            (
+                std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+                std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+            )
+        };
+        drop(read);
+        Command::new(bin())
+            .args(args)
+            .arg(&path)
+            .stdout(Stdio::from(write))
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap()
+    };
+    let verify = closed_reader(&["verify", "--ignore=seed-missing"]);
+    assert_eq!(verify.status.code(), Some(1), "a torn tail is a no-go");
+    assert_eq!(String::from_utf8_lossy(&verify.stderr), "");
+    let check = closed_reader(&["repair", "--check"]);
+    assert_eq!(check.status.code(), Some(1));
+    let apply = closed_reader(&["repair", "--apply", "--no-backup"]);
+    assert_eq!(apply.status.code(), Some(4));
+    assert_eq!(
+        String::from_utf8_lossy(&apply.stderr),
+        format!(
+            "leasejournal: standard output: closed before the whole report was written; this run already changed {} (had its torn tail cut)\n",
+            path.display()
+        )
+    );
 }
