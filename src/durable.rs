@@ -514,6 +514,11 @@ impl Identity {
         }
     }
 
+    /// The file's size as read.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
     /// Fails unless `path` is still a regular file with this identity.
     pub fn check(&self, path: &Path) -> Result<(), WriteError> {
         let meta = fs::symlink_metadata(path).map_err(io_err(path, "stat"))?;
@@ -1678,7 +1683,8 @@ pub fn append(
             done = Some("had its last line terminated");
         }
     }
-    if let Some(what) = done {
+    // A change is recorded as made, then made durable.
+    let made = |what: &str| {
         record_change(target, what);
         file.sync_all().map_err(|e| {
             WriteError::after(
@@ -1689,7 +1695,10 @@ pub fn append(
                     words(&e)
                 ),
             )
-        })?;
+        })
+    };
+    if let Some(what) = done {
+        made(what)?;
         failpoint("tail-cut")
             .map_err(|e| WriteError::after(target, what, format!("then {}", words(&e))))?;
     }
@@ -1750,18 +1759,7 @@ pub fn append(
             }
         });
     }
-    let what = "had the records appended";
-    record_change(target, what);
-    file.sync_all().map_err(|e| {
-        WriteError::after(
-            target,
-            what,
-            format!(
-                "the fsync after it failed ({}); a power loss may still undo it",
-                words(&e)
-            ),
-        )
-    })?;
+    made("had the records appended")?;
     let end = end(&file)?;
     drop(held);
     Ok(Appended { sealed, end })

@@ -72,13 +72,7 @@ fn compact_file(
     let removed_temp_files = session.clean_temps(path);
     let (file, meta) = durable::open_target(path)?;
     let identity = Identity::of(&meta);
-    let read_error = |e: std::io::Error| {
-        anyhow::anyhow!(
-            "{}: read error: {}",
-            path.display(),
-            crate::statedir::in_words(&e)
-        )
-    };
+    let read_error = write::read_error(path);
     let bar = progress.bar(path, meta.len(), format);
     let progress = |n| bar.inc(n);
     let mut hidden = crate::repair::HiddenCount::default();
@@ -150,16 +144,12 @@ fn compact_file(
             };
             // The backup is made only once the result is known to change
             // the file.
-            let mut backup = None;
             let original = durable::Original {
                 file: &file,
                 meta: &meta,
                 carry_late_appends: true,
             };
-            let published = durable::replace_in_place(path, &original, produce, check, || {
-                backup = session.backup(path, &identity)?;
-                Ok(())
-            })?;
+            let (published, backup) = session.replace_in_place(path, &original, produce, check)?;
             outcome.late_appends_carried = published.carried;
             match published.publish {
                 Publish::Yes => {

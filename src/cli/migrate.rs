@@ -69,13 +69,7 @@ fn migrate_journal(
 ) -> anyhow::Result<()> {
     let (file, meta) = durable::open_target(path)?;
     let identity = Identity::of(&meta);
-    let read_error = |e: std::io::Error| {
-        anyhow::anyhow!(
-            "{}: read error: {}",
-            path.display(),
-            crate::statedir::in_words(&e)
-        )
-    };
+    let read_error = write::read_error(path);
     let bar = args.progress.bar(path, meta.len(), args.output.format);
     let progress = |n| bar.inc(n);
     let src = Positional::file(&file, meta.len()).with_progress(&progress);
@@ -133,11 +127,7 @@ fn migrate_journal(
             meta: &meta,
             carry_late_appends: true,
         };
-        let mut backup = None;
-        let published = durable::replace_in_place(path, &original, produce, check, || {
-            backup = session.backup(path, &identity)?;
-            Ok(())
-        })?;
+        let (published, backup) = session.replace_in_place(path, &original, produce, check)?;
         outcome.backup = backup;
         outcome.late_appends_carried = published.carried;
     }
@@ -151,15 +141,9 @@ fn migrate_snapshot(
     outcome: &mut Outcome<Migration>,
 ) -> anyhow::Result<()> {
     let (mut file, meta) = durable::open_target(path)?;
-    let identity = Identity::of(&meta);
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: read error: {}",
-            path.display(),
-            crate::statedir::in_words(&e)
-        )
-    })?;
+    file.read_to_end(&mut bytes)
+        .map_err(write::read_error(path))?;
     let plan = migrate::snapshot(&bytes)
         .map_err(|e| anyhow::anyhow!("{}: cannot migrate: it {}", path.display(), e.0))?;
     outcome.plan = Migration::Snapshot(plan);
@@ -192,12 +176,7 @@ fn migrate_snapshot(
             meta: &meta,
             carry_late_appends: false,
         };
-        let mut backup = None;
-        durable::replace_in_place(path, &original, produce, check, || {
-            backup = session.backup(path, &identity)?;
-            Ok(())
-        })?;
-        outcome.backup = backup;
+        outcome.backup = session.replace_in_place(path, &original, produce, check)?.1;
     }
     outcome.written = true;
     Ok(())

@@ -105,7 +105,7 @@ pub fn main() -> ExitCode {
         Ok(_) if closed && !changes.is_empty() => {
             tell(format_args!(
                 "standard output: closed before the whole report was written{}",
-                changed_already(&anyhow::anyhow!(""), &changes)
+                changed_already(None, &changes)
             ));
             Exit::Changed.into()
         }
@@ -119,7 +119,12 @@ pub fn main() -> ExitCode {
                 tell(format_args!("{err:#}"));
                 return if locked { Exit::Refused } else { Exit::Trouble }.into();
             }
-            tell(format_args!("{err:#}{}", changed_already(&err, &changes)));
+            // An error after a change names its file already.
+            let named = match err.downcast_ref::<crate::durable::WriteError>() {
+                Some(crate::durable::WriteError::AfterChange { path, .. }) => Some(path.as_path()),
+                _ => None,
+            };
+            tell(format_args!("{err:#}{}", changed_already(named, &changes)));
             Exit::Changed.into()
         }
     }
@@ -127,14 +132,10 @@ pub fn main() -> ExitCode {
 
 /// After a failure, the changes this run made that the message does not
 /// already name: "; this run already changed A (was rewritten), …".
-fn changed_already(err: &anyhow::Error, changes: &[crate::durable::Change]) -> String {
-    let named = match err.downcast_ref::<crate::durable::WriteError>() {
-        Some(crate::durable::WriteError::AfterChange { path, .. }) => Some(path.clone()),
-        _ => None,
-    };
+fn changed_already(named: Option<&std::path::Path>, changes: &[crate::durable::Change]) -> String {
     let mut others: Vec<String> = Vec::new();
     for change in changes {
-        if named.as_ref() == Some(&change.path) {
+        if named == Some(change.path.as_path()) {
             continue;
         }
         let item = format!("{} ({})", change.path.display(), change.done);

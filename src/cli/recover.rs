@@ -134,13 +134,7 @@ fn forecast(args: &RecoverArgs, now: f64) -> anyhow::Result<ForecastReport> {
         let progress = |n| bar.inc(n);
         let src = Positional::file(&file, meta.len()).with_progress(&progress);
         let mut hidden = crate::repair::HiddenCount::default();
-        let scan = journal::scan(src, &mut hidden).map_err(|e| {
-            anyhow::anyhow!(
-                "{}: read error: {}",
-                path.display(),
-                crate::statedir::in_words(&e)
-            )
-        })?;
+        let scan = journal::scan(src, &mut hidden).map_err(write::read_error(path))?;
         bar.finish_and_clear();
         let mut forecast = recover::forecast(&scan.replay, &scan.summary.tail, now, |p| {
             Path::new(p).is_file()
@@ -180,13 +174,7 @@ fn discard_file(
     let bar = args.progress.bar(path, meta.len(), args.output.format);
     let progress = |n| bar.inc(n);
     let src = Positional::file(&file, meta.len()).with_progress(&progress);
-    let mut scan = journal::scan(src, &mut ()).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: read error: {}",
-            path.display(),
-            crate::statedir::in_words(&e)
-        )
-    })?;
+    let mut scan = journal::scan(src, &mut ()).map_err(write::read_error(path))?;
     bar.finish_and_clear();
     let mut plan = recover::discard(
         &mut scan.replay,
@@ -270,22 +258,15 @@ fn discard_file(
             outcome.output = Some(dest.display().to_string());
         }
         _ => {
-            outcome.backup = session.backup(path, &identity)?;
-            // The append takes a write lease, which no other descriptor of
-            // the file may share.
-            drop(file);
-            let sealed = write::append_and_check(
+            let plan = &outcome.plan;
+            let (backup, ended) = session.append_in_place(
                 path,
+                file,
                 &identity,
-                &outcome.plan.tail,
-                &outcome.plan.append,
-                &outcome.plan.after,
+                (&plan.tail, &plan.append, &plan.after),
             )?;
-            if sealed == durable::Sealed::Terminated {
-                // What was done, for the table and the JSON alike.
-                outcome.plan.tail = crate::repair::TailFix::Terminate { offset: meta.len() };
-                outcome.note = Some(write::TERMINATED.into());
-            }
+            outcome.backup = backup;
+            write::record_ended(&mut outcome.plan.tail, &mut outcome.note, ended);
         }
     }
     outcome.written = true;

@@ -60,13 +60,7 @@ fn repair_file(
     let bar = args.progress.bar(path, meta.len(), args.output.format);
     let progress = |n| bar.inc(n);
     let src = Positional::file(&file, meta.len()).with_progress(&progress);
-    let (scan, salvager) = repair::scan(src).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: read error: {}",
-            path.display(),
-            crate::statedir::in_words(&e)
-        )
-    })?;
+    let (scan, salvager) = repair::scan(src).map_err(write::read_error(path))?;
     bar.finish_and_clear();
     let plan =
         repair::plan(&scan, salvager).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -92,30 +86,20 @@ fn repair_file(
             outcome.output = Some(dest.display().to_string());
         }
         _ if plan.rewrite => {
-            let mut backup = None;
             let original = durable::Original {
                 file: &file,
                 meta: &meta,
                 carry_late_appends: true,
             };
-            let published = durable::replace_in_place(path, &original, produce, check, || {
-                backup = session.backup(path, &identity)?;
-                Ok(())
-            })?;
+            let (published, backup) = session.replace_in_place(path, &original, produce, check)?;
             outcome.backup = backup;
             outcome.late_appends_carried = published.carried;
         }
         _ => {
-            outcome.backup = session.backup(path, &identity)?;
-            // The append takes a write lease, which no other descriptor of
-            // the file may share.
-            drop(file);
-            let sealed = write::append_and_check(path, &identity, &plan.tail, &[], &plan.after)?;
-            if sealed == durable::Sealed::Terminated {
-                // What was done, for the table and the JSON alike.
-                outcome.plan.tail = crate::repair::TailFix::Terminate { offset: meta.len() };
-                outcome.note = Some(write::TERMINATED.into());
-            }
+            let (backup, ended) =
+                session.append_in_place(path, file, &identity, (&plan.tail, &[], &plan.after))?;
+            outcome.backup = backup;
+            write::record_ended(&mut outcome.plan.tail, &mut outcome.note, ended);
         }
     }
     outcome.written = true;

@@ -241,6 +241,47 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Replaces `path` in place with what `produce` writes (see
+    /// [`durable::replace_in_place`]), backing it up right before the
+    /// rename. Returns what was published and the backup made.
+    pub fn replace_in_place(
+        &self,
+        path: &Path,
+        original: &durable::Original<'_>,
+        produce: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+        check: impl FnOnce(&mut durable::Reread<'_>) -> Result<durable::Publish, String> + Send,
+    ) -> Result<(durable::Published, Option<String>), WriteError> {
+        let identity = Identity::of(original.meta);
+        let mut backup = None;
+        let published = durable::replace_in_place(path, original, produce, check, || {
+            backup = self.backup(path, &identity)?;
+            Ok(())
+        })?;
+        Ok((published, backup))
+    }
+
+    /// Backs `path` up, then seals its tail and appends `bytes` in place
+    /// and re-reads it ([`append_and_check`]). `file`, the descriptor the
+    /// plan was read through, is closed first: the append's write lease
+    /// shares the file with no other descriptor. Returns the backup and,
+    /// when a torn tail was ended with a newline instead of cut, the tail
+    /// fix that was carried out.
+    pub fn append_in_place(
+        &self,
+        path: &Path,
+        file: File,
+        identity: &Identity,
+        (tail, bytes, after): (&TailFix, &[u8], &StateView),
+    ) -> Result<(Option<String>, Option<TailFix>), WriteError> {
+        let backup = self.backup(path, identity)?;
+        drop(file);
+        let sealed = append_and_check(path, identity, tail, bytes, after)?;
+        let ended = (sealed == durable::Sealed::Terminated).then_some(TailFix::Terminate {
+            offset: identity.size(),
+        });
+        Ok((backup, ended))
+    }
+
     /// The `--output` file.
     pub fn output(&self) -> Option<&Path> {
         self.args.output.as_deref()
@@ -428,6 +469,17 @@ pub fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
+/// A read error of `path`, in words.
+pub fn read_error(path: &Path) -> impl Fn(io::Error) -> anyhow::Error + Copy + '_ {
+    move |e| {
+        anyhow::anyhow!(
+            "{}: read error: {}",
+            path.display(),
+            crate::statedir::in_words(&e)
+        )
+    }
+}
+
 /// The source opened for a pass, checked to be the file that was planned;
 /// its read errors name it ([`durable::Source`]).
 pub fn reopen(path: &Path, identity: &Identity) -> io::Result<BufReader<durable::Source<File>>> {
@@ -530,6 +582,15 @@ impl Write for Tee<'_> {
 
 /// The note of a torn tail ended with a newline instead of cut.
 pub const TERMINATED: &str = "the torn tail was ended with a newline instead of cut: no lease could be had on the journal (another process has it open, or leases are refused here), and without one a cut could destroy what another process appends; the torn bytes stay as one line upstream ignores";
+
+/// After an append whose torn tail was `ended` with a newline instead of
+/// cut: the plan's tail says what was done, and the note why.
+pub fn record_ended(tail: &mut TailFix, note: &mut Option<String>, ended: Option<TailFix>) {
+    if let Some(ended) = ended {
+        *tail = ended;
+        *note = Some(TERMINATED.into());
+    }
+}
 
 /// Appends records in place (sealing the tail first, or only sealing it
 /// when `bytes` is empty) to the file read as `identity`, and re-reads it

@@ -21,7 +21,7 @@ use leasejournal::journal::{Clock, WorkId};
 use leasejournal::json::PyInt;
 use serde_json::Value;
 
-use crate::support::lj;
+use crate::support::{lj, names, wait_for};
 
 fn bin() -> &'static Path {
     assert_cmd::cargo::cargo_bin!("leasejournal")
@@ -65,27 +65,6 @@ fn journal(n: u64) -> Vec<u8> {
 /// The lines an appender writes: leases of items numbered from 1 000 000.
 fn appended(k: u64) -> Vec<u8> {
     lease(1_000_000 + k, Clock::Unix)
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-fn wait_for(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "never reached {}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 /// Waits until `/proc/locks` shows a lease being broken: a process is

@@ -110,3 +110,27 @@ pub fn unprivileged_command() -> (std::process::Command, Option<tempfile::TempDi
     cmd.uid(65534).gid(65534);
     (cmd, Some(dir))
 }
+
+/// Names of the files in a directory, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("read the directory")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Waits for `path` to appear (a failpoint's `.reached` marker); fails the
+/// test after a minute.
+pub fn wait_for(path: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !path.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}

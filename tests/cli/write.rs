@@ -19,20 +19,10 @@ use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
 
-use crate::support::{cases, copy_dir, fixture, json_ok, json_written, lj};
+use crate::support::{cases, copy_dir, fixture, json_ok, json_written, lj, names, wait_for};
 
 fn bin() -> &'static Path {
     assert_cmd::cargo::cargo_bin!("leasejournal")
-}
-
-/// Names of the files in a directory, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 fn temps(dir: &Path) -> Vec<String> {
@@ -750,18 +740,6 @@ fn a_held_master_lock_refuses_with_exit_3() {
 
 fn pause_at(point: &str, marker: &Path) -> String {
     format!("{point}=pause:{}", marker.display())
-}
-
-fn wait_for(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 #[test]
