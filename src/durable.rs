@@ -1351,28 +1351,21 @@ fn write_temp(
 /// A failure while producing the temporary file: reading the source, or
 /// writing the file.
 fn temp_write_error(temp: &Path, err: io::Error) -> WriteError {
-    if err.get_ref().is_some_and(|inner| inner.is::<SourceError>()) {
-        let kind = err.kind();
-        if let Some(source) = err
-            .into_inner()
-            .and_then(|inner| inner.downcast::<SourceError>().ok())
-        {
-            return WriteError::Io {
-                path: source.path,
-                action: "read",
-                err: source.err,
-            };
-        }
+    if !err.get_ref().is_some_and(|inner| inner.is::<SourceError>()) {
         return WriteError::Io {
             path: temp.to_path_buf(),
-            action: "read the source",
-            err: io::Error::from(kind),
+            action: "write the temporary file",
+            err,
         };
     }
+    let source = err
+        .into_inner()
+        .and_then(|inner| inner.downcast::<SourceError>().ok())
+        .expect("checked to be a SourceError above");
     WriteError::Io {
-        path: temp.to_path_buf(),
-        action: "write the temporary file",
-        err,
+        path: source.path,
+        action: "read",
+        err: source.err,
     }
 }
 
