@@ -36,7 +36,7 @@ measure() {
     /usr/bin/time -o "$DIR/.time" -f "%M" "$@" >/dev/null 2>&1 || true
     end=$(date +%s%N)
     t=$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.4f", (b - a) / 1e9}')
-    read -r m <"$DIR/.time"
+    m=$(tail -n 1 "$DIR/.time")  # after "Command exited with non-zero status N"
     if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; rss=$m; fi
   done
   rm -f "$DIR/compacted.jsonl"
