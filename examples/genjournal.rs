@@ -8,9 +8,9 @@
 
 use std::io::{BufWriter, Write};
 
-use leasejournal::journal::encode::{lease_line, marker_line};
-use leasejournal::journal::{Clock, WorkId};
-use leasejournal::json::PyInt;
+use leasejournal::engine::journal::encode::{lease_line, marker_line};
+use leasejournal::engine::journal::{Clock, WorkId};
+use leasejournal::engine::json::PyInt;
 
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();

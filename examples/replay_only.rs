@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use leasejournal::journal::{BlockReader, Classified, LineKind, Replay, classify};
+use leasejournal::engine::journal::{BlockReader, Classified, LineKind, Replay, classify};
 
 fn main() {
     let Some(path) = std::env::args_os().nth(1) else {

@@ -3,14 +3,14 @@
 //! and every saved reproducer (`fixtures/fuzz/`), on stable Rust.
 //! Each panics when a property fails.
 
-use crate::compact;
-use crate::journal::{
+use crate::engine::journal::{
     self, Clock, LineEvent, LineKind, LineReader, Observer, Positional, Replay, ScanOptions,
     WorkId, classify, classify_fast, classify_general, encode,
 };
-use crate::json::{self, Mode, NonFinite, PyInt, Value};
-use crate::plan::check_replay;
-use crate::snapshot;
+use crate::engine::json::{self, Mode, NonFinite, PyInt, Value};
+use crate::engine::snapshot;
+use crate::operations::compact;
+use crate::operations::plan::check_replay;
 
 /// Value equality with NaN equal to itself and -0.0 distinct from 0.0,
 /// which is what a round trip through text must preserve.
@@ -99,7 +99,7 @@ pub fn check_canonical(data: &[u8]) {
             };
             let continuation = matches!(obj.get("continuation"), Some(v) if *v != Value::Null);
             assert_eq!(
-                crate::plan::payload_facts(&bytes),
+                crate::operations::plan::payload_facts(&bytes),
                 (path, continuation),
                 "payload facts of {encoded}"
             );
@@ -205,7 +205,7 @@ pub fn check_journal(data: &[u8]) {
     }
     assert_eq!(direct.digest(), sequential.1, "the scan's replay disagrees");
     for deferred in [false, true] {
-        crate::verify::check_shortcut(data, deferred);
+        crate::operations::verify::check_shortcut(data, deferred);
     }
     for drop_completed in [false, true] {
         let scan = compact::scan(data).expect("reading bytes");
@@ -234,21 +234,22 @@ pub fn check_journal(data: &[u8]) {
 
 /// A repair's promises on `data`.
 fn check_repair(data: &[u8]) {
-    let (scan, salvager) = crate::repair::scan(data).expect("reading bytes");
-    let plan = crate::repair::plan(&scan, salvager).expect("a repair never takes a lease away");
+    let (scan, salvager) = crate::operations::repair::scan(data).expect("reading bytes");
+    let plan = crate::operations::repair::plan(&scan, salvager)
+        .expect("a repair never takes a lease away");
     let mut out = Vec::new();
-    crate::repair::write_result(data, &plan, &mut out).expect("writing to memory");
+    crate::operations::repair::write_result(data, &plan, &mut out).expect("writing to memory");
     check_replay(&out[..], &plan.after).expect("the repair replays to its plan");
-    let after = crate::journal::scan(&out[..], &mut ()).expect("reading bytes");
+    let after = crate::engine::journal::scan(&out[..], &mut ()).expect("reading bytes");
     for id in scan.replay.active.keys() {
         assert!(
             after.replay.active.contains_key(id) || plan.completed_by_salvage.contains(id),
             "the repair took {id} away"
         );
     }
-    let (again, salvager) = crate::repair::scan(&out[..]).expect("reading bytes");
+    let (again, salvager) = crate::operations::repair::scan(&out[..]).expect("reading bytes");
     assert!(
-        crate::repair::plan(&again, salvager)
+        crate::operations::repair::plan(&again, salvager)
             .expect("a repair never takes a lease away")
             .is_noop(),
         "a repaired journal needs another repair"

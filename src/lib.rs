@@ -16,18 +16,8 @@
 //!     master lock as `/proc/locks` shows it, and the one safe way to open
 //!     an input file.
 pub mod cli;
-pub mod compact;
-pub mod diff;
-pub mod durable;
+pub mod engine;
+#[cfg(any(test, feature = "test-hooks"))]
 pub mod fuzzing;
-pub mod inspect;
-pub mod journal;
-pub mod json;
-pub mod migrate;
-pub mod plan;
-pub mod recover;
+pub mod operations;
 pub mod render;
-pub mod repair;
-pub mod snapshot;
-pub mod statedir;
-pub mod verify;

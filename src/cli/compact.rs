@@ -10,12 +10,12 @@ use clap::Args;
 use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs};
 use super::write::{self, CompareSink, Session, Tee, WriteArgs};
-use crate::compact::{self, Measured};
-use crate::durable::{self, Identity, Publish};
-use crate::journal::Positional;
-use crate::plan::{self, Mode, Outcome};
+use crate::engine::journal::Positional;
+use crate::operations::compact::{self, Measured};
+use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::plan::{self, Mode, Outcome};
+use crate::operations::statedir::Kind;
 use crate::render;
-use crate::statedir::Kind;
 
 /// Rewrite a journal as the state it replays to.
 ///
@@ -75,7 +75,7 @@ fn compact_file(
     let read_error = write::read_error(path);
     let bar = progress.bar(path, meta.len(), format);
     let progress = |n| bar.inc(n);
-    let mut hidden = crate::repair::HiddenCount::default();
+    let mut hidden = crate::operations::repair::HiddenCount::default();
     let scan = compact::scan_observed(
         Positional::file(&file, meta.len()).with_progress(&progress),
         &mut hidden,
@@ -119,7 +119,7 @@ fn compact_file(
         *measured.lock().unwrap_or_else(PoisonError::into_inner) = sink.finish()?;
         Ok(())
     };
-    durable::failpoint("planned")?;
+    crate::operations::failpoint::hit("planned")?;
     match session.mode {
         Mode::DryRun | Mode::Check => {
             produce(&mut std::io::sink()).map_err(read_error)?;

@@ -12,15 +12,15 @@ use super::exit::Exit;
 use super::inspect::KindArg;
 use super::load::{self, Target};
 use super::output::{Format, OutputArgs, parse_id_prefix};
-use crate::diff::{
+use crate::engine::journal::{self, Clock};
+use crate::engine::json::PyInt;
+use crate::engine::snapshot::{self, Restored};
+use crate::operations::diff::{
     self, Bytes, ChangeKind, DiffReport, Filter, FromOffset, RecordsOf, SnapshotSide,
 };
-use crate::journal::{self, Clock};
-use crate::json::PyInt;
-use crate::plan::StateView;
+use crate::operations::plan::StateView;
+use crate::operations::statedir::{InputError, Kind};
 use crate::render;
-use crate::snapshot::{self, Restored};
-use crate::statedir::{InputError, Kind};
 
 /// Which changes `--only` keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -124,7 +124,7 @@ fn read_all(path: &Path, mut prefix: Vec<u8>, mut file: File) -> Result<Vec<u8>,
     file.read_to_end(&mut prefix).map_err(|e| {
         InputError::new(
             path,
-            format!("read error: {}", crate::statedir::in_words(&e)),
+            format!("read error: {}", crate::operations::statedir::in_words(&e)),
         )
     })?;
     Ok(prefix)
@@ -158,7 +158,7 @@ fn scan(
     journal::scan(journal::Positional::file(file, len), observer).map_err(|e| {
         InputError::new(
             path,
-            format!("read error: {}", crate::statedir::in_words(&e)),
+            format!("read error: {}", crate::operations::statedir::in_words(&e)),
         )
     })
 }
@@ -167,7 +167,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> InputError + '_ {
     move |e| {
         InputError::new(
             path,
-            format!("read error: {}", crate::statedir::in_words(&e)),
+            format!("read error: {}", crate::operations::statedir::in_words(&e)),
         )
     }
 }

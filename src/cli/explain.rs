@@ -9,7 +9,7 @@ use super::output::{Format, OutputArgs};
 use crate::render;
 use serde::Serialize;
 
-use crate::verify::{self, CATALOG, CodeInfo};
+use crate::operations::verify::{self, CATALOG, CodeInfo};
 
 /// Explain a finding code, or list the catalog.
 ///

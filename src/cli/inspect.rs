@@ -12,9 +12,9 @@ use super::load::{self, Target};
 use super::output::{
     Format, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now, system_now,
 };
-use crate::inspect::{DirectoryReport, FileReport, JournalOptions, SCHEMA_VERSION};
+use crate::operations::inspect::{DirectoryReport, FileReport, JournalOptions, SCHEMA_VERSION};
+use crate::operations::statedir::{self, Kind};
 use crate::render;
-use crate::statedir::{self, Kind};
 
 /// The kind of a file, when its name and content do not settle it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -6,9 +6,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::output::{Format, ProgressArgs};
-use crate::inspect::{self, FileReport, JournalOptions};
-use crate::journal::Positional;
-use crate::statedir::{self, InputError, Kind, StateDir};
+use crate::engine::journal::Positional;
+use crate::operations::inspect::{self, FileReport, JournalOptions};
+use crate::operations::statedir::{self, InputError, Kind, StateDir};
 
 /// How many leading bytes the content sniffer looks at.
 const SNIFF_BYTES: usize = 64 << 10;
@@ -126,7 +126,7 @@ pub fn size(path: &Path, file: &File) -> Result<u64, InputError> {
     file.metadata().map(|m| m.len()).map_err(|e| {
         InputError::new(
             path,
-            format!("read error: {}", crate::statedir::in_words(&e)),
+            format!("read error: {}", crate::operations::statedir::in_words(&e)),
         )
     })
 }
@@ -151,7 +151,7 @@ pub fn inspect_file(
             let report = inspect::journal(src, &shown, options, now).map_err(|e| {
                 InputError::new(
                     path,
-                    format!("read error: {}", crate::statedir::in_words(&e)),
+                    format!("read error: {}", crate::operations::statedir::in_words(&e)),
                 )
             })?;
             bar.finish_and_clear();
@@ -162,7 +162,7 @@ pub fn inspect_file(
             file.read_to_end(&mut bytes).map_err(|e| {
                 InputError::new(
                     path,
-                    format!("read error: {}", crate::statedir::in_words(&e)),
+                    format!("read error: {}", crate::operations::statedir::in_words(&e)),
                 )
             })?;
             Ok(FileReport::Snapshot(Box::new(inspect::snapshot(

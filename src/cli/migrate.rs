@@ -9,14 +9,14 @@ use clap::Args;
 use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, CompareSink, Session, WriteArgs};
-use crate::compact::{self, Measured};
-use crate::durable::{self, Identity, Publish};
-use crate::journal::Clock;
-use crate::journal::Positional;
-use crate::migrate::{self, Migration};
-use crate::plan::{self, Mode, Outcome};
+use crate::engine::journal::Clock;
+use crate::engine::journal::Positional;
+use crate::operations::compact::{self, Measured};
+use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::migrate::{self, Migration};
+use crate::operations::plan::{self, Mode, Outcome};
+use crate::operations::statedir::Kind;
 use crate::render;
-use crate::statedir::Kind;
 
 /// Move journals and snapshots out of the legacy (monotonic) clock domain.
 ///
@@ -73,7 +73,7 @@ fn migrate_journal(
     let bar = args.progress.bar(path, meta.len(), args.output.format);
     let progress = |n| bar.inc(n);
     let src = Positional::file(&file, meta.len()).with_progress(&progress);
-    let mut hidden = crate::repair::HiddenCount::default();
+    let mut hidden = crate::operations::repair::HiddenCount::default();
     let scan = compact::scan_observed(src, &mut hidden).map_err(read_error)?;
     bar.finish_and_clear();
     let legacy_leases = plan::reclaims(&scan.replay, now, 0, |_, a| a.clock != Clock::Unix);
@@ -111,7 +111,7 @@ fn migrate_journal(
     let Migration::Rewrite { compaction, .. } = &outcome.plan else {
         return Ok(());
     };
-    durable::failpoint("planned")?;
+    crate::operations::failpoint::hit("planned")?;
     let plan = &compaction.plan;
     let produce =
         |out: &mut dyn Write| compact::write_result(write::reopen(path, &identity)?, plan, out);
@@ -156,8 +156,12 @@ fn migrate_snapshot(
     let produce = |out: &mut dyn Write| out.write_all(&plan.content);
     let check = |f: &mut durable::Reread<'_>| {
         let mut written = Vec::new();
-        f.read_to_end(&mut written)
-            .map_err(|e| format!("re-read failed: {}", crate::statedir::in_words(&e)))?;
+        f.read_to_end(&mut written).map_err(|e| {
+            format!(
+                "re-read failed: {}",
+                crate::operations::statedir::in_words(&e)
+            )
+        })?;
         if written == plan.content {
             Ok(Publish::Yes)
         } else {

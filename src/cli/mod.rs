@@ -96,7 +96,7 @@ pub fn main() -> ExitCode {
         out.flush()?;
         Ok(exit)
     });
-    let changes = crate::durable::changes();
+    let changes = crate::operations::durable::changes();
     let closed = out.get_ref().closed;
     match result {
         // The reader went away (`| head`): the exit status stays the
@@ -113,15 +113,19 @@ pub fn main() -> ExitCode {
         Err(err) if is_broken_pipe(&err) && changes.is_empty() => Exit::Trouble.into(),
         Err(err) => {
             let locked = err
-                .downcast_ref::<crate::durable::WriteError>()
-                .is_some_and(|e| matches!(e, crate::durable::WriteError::Locked { .. }));
+                .downcast_ref::<crate::operations::durable::WriteError>()
+                .is_some_and(|e| {
+                    matches!(e, crate::operations::durable::WriteError::Locked { .. })
+                });
             if changes.is_empty() {
                 tell(format_args!("{err:#}"));
                 return if locked { Exit::Refused } else { Exit::Trouble }.into();
             }
             // An error after a change names its file already.
-            let named = match err.downcast_ref::<crate::durable::WriteError>() {
-                Some(crate::durable::WriteError::AfterChange { path, .. }) => Some(path.as_path()),
+            let named = match err.downcast_ref::<crate::operations::durable::WriteError>() {
+                Some(crate::operations::durable::WriteError::AfterChange { path, .. }) => {
+                    Some(path.as_path())
+                }
                 _ => None,
             };
             tell(format_args!("{err:#}{}", changed_already(named, &changes)));
@@ -132,7 +136,10 @@ pub fn main() -> ExitCode {
 
 /// After a failure, the changes this run made that the message does not
 /// already name: "; this run already changed A (was rewritten), …".
-fn changed_already(named: Option<&std::path::Path>, changes: &[crate::durable::Change]) -> String {
+fn changed_already(
+    named: Option<&std::path::Path>,
+    changes: &[crate::operations::durable::Change],
+) -> String {
     let mut others: Vec<String> = Vec::new();
     for change in changes {
         if named == Some(change.path.as_path()) {
@@ -167,7 +174,7 @@ struct StandardOutput<W> {
 
 impl<W: Write> StandardOutput<W> {
     fn named(err: io::Error) -> io::Error {
-        let words = crate::statedir::in_words(&err);
+        let words = crate::operations::statedir::in_words(&err);
         io::Error::new(
             err.kind(),
             format!("standard output: cannot write: {words}"),

@@ -12,13 +12,13 @@ use super::output::{
     parse_seconds, system_now,
 };
 use super::write::{self, Session, WriteArgs};
-use crate::durable::{self, Identity, Publish};
-use crate::journal::{self, Positional};
-use crate::json::PyInt;
-use crate::plan::{self, Mode, Outcome};
-use crate::recover::{self, Discard, ForecastFile, ForecastReport, Selection};
+use crate::engine::journal::{self, Positional};
+use crate::engine::json::PyInt;
+use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::plan::{self, Mode, Outcome};
+use crate::operations::recover::{self, Discard, ForecastFile, ForecastReport, Selection};
+use crate::operations::statedir::{self, Kind};
 use crate::render;
-use crate::statedir::{self, Kind};
 
 /// Forecast what the master's resume will recover; discard work only when
 /// told to.
@@ -108,7 +108,7 @@ pub struct RecoverArgs {
 
 /// Why `recover --apply` without `--discard` is refused.
 fn no_apply(path: &Path) -> String {
-    let shown = crate::verify::shell_quote(&path.display().to_string());
+    let shown = crate::operations::verify::shell_quote(&path.display().to_string());
     format!(
         "{}: recover only forecasts the master's resume: a reclaim written before resume takes \
          the lease's work away for good, since resume requeues only the leases still active when \
@@ -133,7 +133,7 @@ fn forecast(args: &RecoverArgs, now: f64) -> anyhow::Result<ForecastReport> {
         let bar = args.progress.bar(path, meta.len(), args.output.format);
         let progress = |n| bar.inc(n);
         let src = Positional::file(&file, meta.len()).with_progress(&progress);
-        let mut hidden = crate::repair::HiddenCount::default();
+        let mut hidden = crate::operations::repair::HiddenCount::default();
         let scan = journal::scan(src, &mut hidden).map_err(write::read_error(path))?;
         bar.finish_and_clear();
         let mut forecast = recover::forecast(&scan.replay, &scan.summary.tail, now, |p| {
@@ -209,7 +209,7 @@ fn discard_file(
     if !session.writes() {
         return Ok(outcome);
     }
-    durable::failpoint("planned")?;
+    crate::operations::failpoint::hit("planned")?;
     // Nothing is exported for a discard that will not happen.
     identity.check(path)?;
     // The export first, fsynced: no work disappears without a copy. Our
@@ -250,7 +250,11 @@ fn discard_file(
                 None,
                 true,
                 |out| {
-                    crate::repair::write_sealed(write::reopen(path, &identity)?, &plan.tail, out)?;
+                    crate::operations::repair::write_sealed(
+                        write::reopen(path, &identity)?,
+                        &plan.tail,
+                        out,
+                    )?;
                     out.write_all(&plan.append)
                 },
                 |f| plan::check_replay(f, &plan.after).map(|()| Publish::Yes),

@@ -9,12 +9,12 @@ use clap::Args;
 use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs};
 use super::write::{self, Session, WriteArgs};
-use crate::durable::{self, Identity, Publish};
-use crate::journal::Positional;
-use crate::plan::{self, Mode, Outcome};
+use crate::engine::journal::Positional;
+use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::plan::{self, Mode, Outcome};
+use crate::operations::repair::{self, Plan};
+use crate::operations::statedir::Kind;
 use crate::render;
-use crate::repair::{self, Plan};
-use crate::statedir::Kind;
 
 /// Fix what a crash left in the journals, losing no lease.
 ///
@@ -74,7 +74,7 @@ fn repair_file(
     if !session.writes() {
         return Ok(outcome);
     }
-    durable::failpoint("planned")?;
+    crate::operations::failpoint::hit("planned")?;
     let check =
         |f: &mut durable::Reread<'_>| plan::check_replay(f, &plan.after).map(|()| Publish::Yes);
     let produce =

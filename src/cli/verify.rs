@@ -12,14 +12,14 @@ use super::load::{self, Bar, Target};
 use super::output::{
     Format, OutputArgs, ProgressArgs, parse_count, parse_now, parse_seconds, system_now,
 };
-use crate::journal::Positional;
-use crate::recover::{self, Forecast};
-use crate::render;
-use crate::statedir::{self, InputError, Kind};
-use crate::verify::{
+use crate::engine::journal::Positional;
+use crate::operations::recover::{self, Forecast};
+use crate::operations::statedir::{self, InputError, Kind};
+use crate::operations::verify::{
     self, CHECKED, CheckError, FileCounts, Findings, NOT_CHECKABLE, RemedyTargets, Settings,
     SettingsReport, TargetReport, VERIFY_SCHEMA_VERSION, Verdict, VerifyReport,
 };
+use crate::render;
 
 /// Check journals, snapshots and state directories before resuming.
 ///
@@ -125,7 +125,7 @@ fn verify_file(
                 .map_err(|e| {
                     InputError::new(
                         path,
-                        format!("read error: {}", crate::statedir::in_words(&e)),
+                        format!("read error: {}", crate::operations::statedir::in_words(&e)),
                     )
                 });
             bar.finish_and_clear();
@@ -136,7 +136,7 @@ fn verify_file(
             file.read_to_end(&mut bytes).map_err(|e| {
                 InputError::new(
                     path,
-                    format!("read error: {}", crate::statedir::in_words(&e)),
+                    format!("read error: {}", crate::operations::statedir::in_words(&e)),
                 )
             })?;
             Ok((verify::snapshot(&bytes, &shown, settings), None))

@@ -11,10 +11,10 @@ use clap::Args;
 
 use super::exit::Exit;
 use super::inspect::KindArg;
-use crate::durable::{self, Identity, MasterLock, WriteError};
-use crate::plan::{Mode, Outcome, Report, StateView};
-use crate::repair::TailFix;
-use crate::statedir::{self, InputError, Kind};
+use crate::operations::durable::{self, Identity, MasterLock, WriteError};
+use crate::operations::plan::{Mode, Outcome, Report, StateView};
+use crate::operations::repair::TailFix;
+use crate::operations::statedir::{self, InputError, Kind};
 
 /// `--apply`, `--check`, `--output` and the backup and lock options.
 #[derive(Clone, Debug, Args)]
@@ -101,13 +101,13 @@ impl<'a> Session<'a> {
                     let who: Vec<String> = pids.iter().map(|p| format!("pid {p}")).collect();
                     super::tell(format_args!(
                         "waiting up to {} for {} to release {}",
-                        crate::inspect::duration(args.lock_timeout.unwrap_or(0.0)),
+                        crate::operations::inspect::duration(args.lock_timeout.unwrap_or(0.0)),
                         if who.is_empty() {
                             "a running master".to_string()
                         } else {
                             who.join(", ")
                         },
-                        dir.join(crate::statedir::MASTER_LOCK).display()
+                        dir.join(crate::operations::statedir::MASTER_LOCK).display()
                     ));
                 }
             })?)
@@ -371,13 +371,16 @@ pub fn run_paths<P: serde::Serialize>(
 
 /// A compaction drops the lines upstream ignores; refuses when those hide
 /// records that `repair` can bring back, so that no lease is lost.
-pub fn refuse_hidden(path: &Path, hidden: &crate::repair::HiddenCount) -> anyhow::Result<()> {
+pub fn refuse_hidden(
+    path: &Path,
+    hidden: &crate::operations::repair::HiddenCount,
+) -> anyhow::Result<()> {
     if hidden.records > 0 {
         anyhow::bail!(
             "{}: {} hidden in lines upstream ignores (glued, behind a byte order mark or before a zero fill) would be dropped; run `leasejournal repair --apply {}` first. Nothing was changed",
             path.display(),
             crate::render::plural(hidden.records as u64, "record is", "records are"),
-            crate::verify::shell_quote(&path.display().to_string())
+            crate::operations::verify::shell_quote(&path.display().to_string())
         );
     }
     Ok(())
@@ -475,7 +478,7 @@ pub fn read_error(path: &Path) -> impl Fn(io::Error) -> anyhow::Error + Copy + '
         anyhow::anyhow!(
             "{}: read error: {}",
             path.display(),
-            crate::statedir::in_words(&e)
+            crate::operations::statedir::in_words(&e)
         )
     }
 }
@@ -603,7 +606,7 @@ pub fn append_and_check(
     bytes: &[u8],
     after: &StateView,
 ) -> Result<durable::Sealed, WriteError> {
-    use crate::durable::Seal;
+    use crate::operations::durable::Seal;
     let seal = match tail {
         TailFix::None => Seal::Clean,
         TailFix::Cut { offset, .. } => Seal::Truncate(*offset),
@@ -619,12 +622,11 @@ pub fn append_and_check(
         .map_err(|e| unconfirmed(format!("re-reading it to confirm the change failed: {e}")))?;
     // What this run wrote ends at `appended.end`; anything beyond was
     // appended by another process afterwards.
-    crate::plan::check_replay(BufReader::new(reread.take(appended.end)), after).map_err(
-        |detail| {
+    crate::operations::plan::check_replay(BufReader::new(reread.take(appended.end)), after)
+        .map_err(|detail| {
             unconfirmed(format!(
                 "re-reading it did not confirm the planned state ({detail})"
             ))
-        },
-    )?;
+        })?;
     Ok(appended.sealed)
 }

@@ -5,8 +5,8 @@ use std::io::{self, Write};
 use serde_json::Value as Json;
 
 use super::{Styles, count, duration, noun, plural, printable, table, utc};
-use crate::diff::{Bytes, Change, ChangeKind, DiffReport, Summary, TailKind};
-use crate::journal::Clock;
+use crate::engine::journal::Clock;
+use crate::operations::diff::{Bytes, Change, ChangeKind, DiffReport, Summary, TailKind};
 
 fn value(field: Option<&str>, v: &Json, monotonic: bool) -> String {
     match (field, v) {
@@ -16,7 +16,7 @@ fn value(field: Option<&str>, v: &Json, monotonic: bool) -> String {
             if t == 0.0 {
                 "0.0".into()
             } else if monotonic {
-                format!("monotonic {}", crate::json::float_repr(t))
+                format!("monotonic {}", crate::engine::json::float_repr(t))
             } else {
                 utc(t)
             }
@@ -235,8 +235,8 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
 }
 
 /// The changes in words: "9 fields changed in 3 tasks, 1 task added, …".
-fn summary(changes: &[crate::diff::Change]) -> String {
-    use crate::diff::ChangeKind;
+fn summary(changes: &[crate::operations::diff::Change]) -> String {
+    use crate::operations::diff::ChangeKind;
     let mut parts = Vec::new();
     for (entity, one, many) in [
         ("task", "task", "tasks"),

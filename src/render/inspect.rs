@@ -5,8 +5,8 @@ use std::io::{self, Write};
 use rayon::prelude::*;
 
 use super::{Styles, age, count, duration, noun, plural, printable, table, utc};
-use crate::inspect::{DirectoryReport, FileReport, JournalReport, SnapshotReport};
-use crate::journal::{Clock, ClockMarker, IgnoreReason, TailState, WorkId};
+use crate::engine::journal::{Clock, ClockMarker, IgnoreReason, TailState, WorkId};
+use crate::operations::inspect::{DirectoryReport, FileReport, JournalReport, SnapshotReport};
 
 fn short(id: &WorkId) -> String {
     String::from_utf8_lossy(&id.hex_bytes()[..12]).into_owned()
@@ -149,7 +149,7 @@ pub fn journal(
         );
         // Oldest first: legacy leases (from an earlier boot), then by time;
         // at most `limit` of them.
-        let mut rows: Vec<&crate::inspect::ActiveLease> = r.active.iter().collect();
+        let mut rows: Vec<&crate::operations::inspect::ActiveLease> = r.active.iter().collect();
         rows.sort_by(|a, b| {
             (a.clock == Clock::Unix)
                 .cmp(&(b.clock == Clock::Unix))
@@ -163,7 +163,7 @@ pub fn journal(
             let (leased, age_text) = match a.clock {
                 Clock::Unix => (utc(a.time), a.age_seconds.map(age).unwrap_or_default()),
                 Clock::Legacy => (
-                    format!("monotonic {}", crate::json::float_repr(a.time)),
+                    format!("monotonic {}", crate::engine::json::float_repr(a.time)),
                     "unknown".to_string(),
                 ),
             };
@@ -210,7 +210,7 @@ pub fn journal(
                     printable(&h.op).into_owned(),
                     match (h.time, h.clock) {
                         (Some(t), ClockMarker::Unix) => utc(t),
-                        (Some(t), _) => format!("monotonic {}", crate::json::float_repr(t)),
+                        (Some(t), _) => format!("monotonic {}", crate::engine::json::float_repr(t)),
                         (None, _) => "-".into(),
                     },
                     h.worker

@@ -170,11 +170,11 @@ pub fn utc(seconds: f64) -> String {
                 t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string()
             }
         }
-        None => crate::json::float_repr_any(seconds),
+        None => crate::engine::json::float_repr_any(seconds),
     }
 }
 
-pub use crate::inspect::duration;
+pub use crate::operations::inspect::duration;
 
 /// An age relative to now: `3h 2m ago` or, for a time in the future,
 /// `in 5m`.
@@ -245,7 +245,7 @@ mod tests {
             let expected = if seconds.abs() < 2.0e11 {
                 t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string()
             } else {
-                crate::json::float_repr_any(seconds)
+                crate::engine::json::float_repr_any(seconds)
             };
             assert_eq!(utc(seconds), expected, "{seconds}");
         }

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use super::{Styles, count, plural, table};
-use crate::verify::{CodeInfo, Finding, Severity, Verdict, VerifyReport, lookup};
+use crate::operations::verify::{CodeInfo, Finding, Severity, Verdict, VerifyReport, lookup};
 
 fn severity(s: &Styles, sev: Severity) -> String {
     let name = format!("{:<7}", sev.as_str());

@@ -3,12 +3,12 @@
 use std::io::{self, Write};
 
 use super::{Styles, age, count, plural, printable, table};
-use crate::compact::Measured;
-use crate::journal::{Clock, TailState};
-use crate::migrate::{Migration, SnapshotPlan};
-use crate::plan::{Mode, Outcome, Reclaim, Report, StateView};
-use crate::recover::{Discard, ForecastReport, ResumeOutcome};
-use crate::repair::{self, Hidden, SalvageAction, TailFix};
+use crate::engine::journal::{Clock, TailState};
+use crate::operations::compact::Measured;
+use crate::operations::migrate::{Migration, SnapshotPlan};
+use crate::operations::plan::{Mode, Outcome, Reclaim, Report, StateView};
+use crate::operations::recover::{Discard, ForecastReport, ResumeOutcome};
+use crate::operations::repair::{self, Hidden, SalvageAction, TailFix};
 
 fn header<P: serde::Serialize>(
     out: &mut dyn Write,
@@ -52,7 +52,7 @@ fn footer<P: serde::Serialize>(out: &mut dyn Write, o: &Outcome<P>, s: &Styles) 
                 "{} ({}) that another process appended during the change, ignoring {}: stop it",
                 plural(c.lines, "line", "lines"),
                 plural(c.bytes, "byte", "bytes"),
-                crate::statedir::MASTER_LOCK
+                crate::operations::statedir::MASTER_LOCK
             ))
         )?;
     }
@@ -295,7 +295,7 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                 s.error(&format!(
                     "{} in lines upstream ignores: resume does not see them and cannot requeue their work; leasejournal repair --apply {} brings them back",
                     plural(p.hidden_records as u64, "record", "records"),
-                    crate::verify::shell_quote(&f.path)
+                    crate::operations::verify::shell_quote(&f.path)
                 ))
             )?;
         }
@@ -314,7 +314,7 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                 "  first       {}",
                 s.error(&format!(
                     "{what} glues {onto} and is lost on the next load: run leasejournal repair --apply {} first",
-                    crate::verify::shell_quote(&f.path)
+                    crate::operations::verify::shell_quote(&f.path)
                 ))
             )?;
         } else {

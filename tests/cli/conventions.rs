@@ -7,9 +7,9 @@ use std::fs;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 
-use leasejournal::journal::encode::{lease_line, marker_line};
-use leasejournal::journal::{Clock, WorkId};
-use leasejournal::json::PyInt;
+use leasejournal::engine::journal::encode::{lease_line, marker_line};
+use leasejournal::engine::journal::{Clock, WorkId};
+use leasejournal::engine::json::PyInt;
 use predicates::prelude::*;
 use predicates::str::contains;
 

@@ -55,7 +55,8 @@ fn every_snapshot_case_restores_to_upstreams_bytes() {
     assert_eq!(dirs.len(), 30, "all snapshot cases are present");
     for dir in dirs {
         let want = std::fs::read(dir.join("expected.json")).unwrap();
-        let snap = leasejournal::snapshot::read(&std::fs::read(dir.join("state.json")).unwrap());
+        let snap =
+            leasejournal::engine::snapshot::read(&std::fs::read(dir.join("state.json")).unwrap());
         let got = snap.restored.expect("restorable").to_upstream_bytes();
         assert_eq!(
             String::from_utf8_lossy(&got),

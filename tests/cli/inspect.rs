@@ -388,8 +388,8 @@ fn a_held_master_lock_is_seen_through_proc_locks() {
 
 #[test]
 fn tables_align_in_colour_and_show_control_characters_escaped() {
-    use leasejournal::journal::{Clock, WorkId, encode::lease_line};
-    use leasejournal::json::PyInt;
+    use leasejournal::engine::journal::{Clock, WorkId, encode::lease_line};
+    use leasejournal::engine::json::PyInt;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(".work_leases.jsonl");
     let mut journal = Vec::new();

@@ -1,7 +1,7 @@
 //! JSONTestSuite against CPython's verdicts, in both of upstream's parser
 //! configurations (journal lines and snapshots).
 
-use leasejournal::json::{Mode, parse, strip_invalid_utf8};
+use leasejournal::engine::json::{Mode, parse, strip_invalid_utf8};
 
 use crate::support::fixture;
 

@@ -66,9 +66,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use leasejournal::journal::encode::{lease_line, marker_line};
-use leasejournal::journal::{Clock, WorkId};
-use leasejournal::json::{PyInt, float_repr};
+use leasejournal::engine::journal::encode::{lease_line, marker_line};
+use leasejournal::engine::journal::{Clock, WorkId};
+use leasejournal::engine::json::{PyInt, float_repr};
 use serde_json::Value;
 
 /// The journal every case writes.

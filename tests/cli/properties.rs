@@ -3,13 +3,13 @@
 
 use std::collections::BTreeSet;
 
-use leasejournal::compact;
-use leasejournal::journal::encode::{lease_line, marker_line};
-use leasejournal::journal::{self, Clock, Replay, WorkId};
-use leasejournal::json::PyInt;
-use leasejournal::plan::StateView;
-use leasejournal::recover::{self, Selection};
-use leasejournal::repair::{self, SalvageAction, TailFix};
+use leasejournal::engine::journal::encode::{lease_line, marker_line};
+use leasejournal::engine::journal::{self, Clock, Replay, WorkId};
+use leasejournal::engine::json::PyInt;
+use leasejournal::operations::compact;
+use leasejournal::operations::plan::StateView;
+use leasejournal::operations::recover::{self, Selection};
+use leasejournal::operations::repair::{self, SalvageAction, TailFix};
 use proptest::prelude::*;
 
 /// The bytes a sealed append produces: the tail cut or terminated, then

@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use leasejournal::journal::encode::{lease_line, marker_line};
-use leasejournal::journal::{Clock, WorkId};
-use leasejournal::json::PyInt;
+use leasejournal::engine::journal::encode::{lease_line, marker_line};
+use leasejournal::engine::journal::{Clock, WorkId};
+use leasejournal::engine::json::PyInt;
 use serde_json::Value;
 
 use crate::support::{lj, names, wait_for};

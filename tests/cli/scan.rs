@@ -2,9 +2,9 @@
 //! stream or by position, and every block size, give the same lines,
 //! classifications, effects and state.
 
-use leasejournal::journal::encode::{lease_line, marker_line};
-use leasejournal::journal::{Clock, Positional, ScanOptions, WorkId};
-use leasejournal::json::PyInt;
+use leasejournal::engine::journal::encode::{lease_line, marker_line};
+use leasejournal::engine::journal::{Clock, Positional, ScanOptions, WorkId};
+use leasejournal::engine::json::PyInt;
 
 use crate::support::{cases, fixture};
 

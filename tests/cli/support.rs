@@ -94,21 +94,59 @@ pub fn copy_dir(src: &Path) -> tempfile::TempDir {
 /// is copied to a world-readable place first, because the checkout may sit
 /// under a directory that user cannot enter.
 pub fn unprivileged_command() -> (std::process::Command, Option<tempfile::TempDir>) {
-    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     let bin = assert_cmd::cargo::cargo_bin!("leasejournal");
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return (std::process::Command::new(bin), None);
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let copy = dir.path().join("leasejournal");
-    std::fs::copy(bin, &copy).expect("copy the binary");
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let mut cmd = std::process::Command::new(&copy);
+    let mut cmd = std::process::Command::new(unprivileged_binary());
     cmd.uid(65534).gid(65534);
-    (cmd, Some(dir))
+    (cmd, None)
+}
+
+/// A copy of the binary that every user may run, made once per test
+/// process: copied while other tests fork, a freshly written executable can
+/// be held open for writing by a child that has not exec'd yet, and running
+/// it then fails with "text file busy".
+fn unprivileged_binary() -> &'static Path {
+    use std::os::unix::fs::PermissionsExt;
+    static COPY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| {
+        // One directory for every test run; a copy per test process, and
+        // the copies of test processes that have ended are removed.
+        let dir = std::env::temp_dir().join("leasejournal-tests-unprivileged");
+        std::fs::create_dir_all(&dir).expect("create the directory");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        for entry in std::fs::read_dir(&dir)
+            .expect("list the directory")
+            .flatten()
+        {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let pid = name
+                .strip_prefix("leasejournal-")
+                .and_then(|p| p.parse::<i32>().ok());
+            // SAFETY: kill with signal 0 only checks that the process exists.
+            if pid.is_some_and(|pid| unsafe { libc::kill(pid, 0) } != 0) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        let copy = dir.join(format!("leasejournal-{}", std::process::id()));
+        std::fs::copy(assert_cmd::cargo::cargo_bin!("leasejournal"), &copy)
+            .expect("copy the binary");
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        // Wait until no child forked during the copy still holds it open
+        // for writing: running it succeeds.
+        for _ in 0..500 {
+            match std::process::Command::new(&copy).arg("--version").output() {
+                Err(err) if err.raw_os_error() == Some(libc::ETXTBSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                _ => break,
+            }
+        }
+        copy
+    })
 }
 
 /// Names of the files in a directory, sorted.

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use leasejournal::journal::encode::{lease_line, marker_line};
-use leasejournal::journal::{Clock, WorkId};
-use leasejournal::json::PyInt;
+use leasejournal::engine::journal::encode::{lease_line, marker_line};
+use leasejournal::engine::journal::{Clock, WorkId};
+use leasejournal::engine::json::PyInt;
 use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
@@ -125,7 +125,7 @@ fn discard_reclaims_upstreams_ids_in_upstreams_order_and_exports_them() {
                 format!(
                     "{{\"clock\":\"unix\",\"id\":\"{}\",\"op\":\"reclaim\",\"time\":{}}}\n",
                     id.as_str().unwrap(),
-                    leasejournal::json::float_repr(now)
+                    leasejournal::engine::json::float_repr(now)
                 )
             })
             .collect();

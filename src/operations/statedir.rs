@@ -182,9 +182,9 @@ pub fn kind_from_content(prefix: &[u8]) -> Option<Kind> {
             .all(u8::is_ascii_whitespace)
             .then_some(Kind::Journal);
     };
-    let (text, _) = crate::json::strip_invalid_utf8(first);
+    let (text, _) = crate::engine::json::strip_invalid_utf8(first);
     let text = std::str::from_utf8(&text).unwrap_or_default();
-    if let Ok(parsed) = crate::json::parse(text, crate::json::Mode::Snapshot) {
+    if let Ok(parsed) = crate::engine::json::parse(text, crate::engine::json::Mode::Snapshot) {
         if let Some(obj) = parsed.value.as_object() {
             if obj.get("op").is_some() || obj.get("id").is_some() {
                 return Some(Kind::Journal);

@@ -11,11 +11,11 @@ use rayon::slice::ParallelSliceMut;
 
 use serde::Serialize;
 
-use crate::journal::{
+use crate::engine::journal::{
     self, Active, BlockReader, Clock, ClockMarker, LineKind, Op, Replay, Scan, Terminator, WorkId,
     encode,
 };
-use crate::plan::StateView;
+use crate::operations::plan::StateView;
 
 /// A compaction plan for one journal.
 #[derive(Clone, Debug, Serialize)]
@@ -269,7 +269,7 @@ mod tests {
 
     #[test]
     fn kept_lines_are_copied_in_runs_and_the_others_rewritten() {
-        use crate::json::PyInt;
+        use crate::engine::json::PyInt;
         let lease = |path: &str| {
             let payload = format!(r#"{{"path":"{path}"}}"#);
             let id = WorkId::of_canonical(payload.as_bytes());

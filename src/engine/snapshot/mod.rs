@@ -17,7 +17,7 @@
 
 use serde::Serialize;
 
-use crate::json::{
+use crate::engine::json::{
     self, CoerceError, Mode, NonFinite, Object, PyInt, PyString, Value, py_float, py_int,
     py_str_is_work_id,
 };

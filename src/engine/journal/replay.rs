@@ -12,7 +12,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::record::{Clock, Lease, Op, Payload, Record, WorkId};
-use crate::json::PyInt;
+use crate::engine::json::PyInt;
 
 /// An active lease as the replay holds it.
 #[derive(Clone, Debug, PartialEq)]
@@ -774,7 +774,7 @@ impl StateHasher {
                     // digest must too, or a journal whose `"time":"-0"`
                     // upstream's compaction writes back as -0.0 (read
                     // again as 0.0) would not match its own plan.
-                    crate::json::float_repr(a.time + 0.0),
+                    crate::engine::json::float_repr(a.time + 0.0),
                     a.attempts,
                     a.clock.as_str()
                 )
@@ -829,8 +829,8 @@ mod tests {
         let mut at = 0;
         for (n, line) in lines.iter().enumerate() {
             let content = &block[at..at + line.len() - 1];
-            let classified = crate::journal::classify(content);
-            let crate::journal::LineKind::Record(record) = &classified.kind else {
+            let classified = crate::engine::journal::classify(content);
+            let crate::engine::journal::LineKind::Record(record) = &classified.kind else {
                 panic!("not a record: {}", String::from_utf8_lossy(line));
             };
             replay.apply_in_block(record, content, n as u64 + 1, at as u64, at);
@@ -841,7 +841,7 @@ mod tests {
 
     #[test]
     fn payloads_left_in_a_block_are_copied_for_the_leases_still_active() {
-        use crate::journal::encode;
+        use crate::engine::journal::encode;
         let lease = |payload: &str, worker: i64| {
             let id = WorkId::of_canonical(payload.as_bytes());
             let line = encode::lease_line(

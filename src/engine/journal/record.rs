@@ -8,7 +8,7 @@ use std::fmt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::json::{
+use crate::engine::json::{
     self, CoerceError, Mode, NonFinite, ParseError, ParseErrorKind, PyInt, Value, py_float, py_int,
     py_str_is_work_id, truthy,
 };

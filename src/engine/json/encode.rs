@@ -396,7 +396,7 @@ fn push_u_escape(out: &mut Vec<u8>, unit: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::{Mode, parse};
+    use crate::engine::json::{Mode, parse};
 
     fn canon(text: &str) -> String {
         let v = parse(text, Mode::Snapshot).unwrap().value;

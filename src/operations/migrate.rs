@@ -9,9 +9,9 @@
 
 use serde::Serialize;
 
-use crate::compact::Measured;
-use crate::plan::Reclaim;
-use crate::snapshot::{self, Dropped, Zeroed};
+use crate::engine::snapshot::{self, Dropped, Zeroed};
+use crate::operations::compact::Measured;
+use crate::operations::plan::Reclaim;
 
 /// What `migrate` does to one file.
 #[derive(Debug, Serialize)]

@@ -6,9 +6,9 @@ use std::io::Read;
 
 use serde::Serialize;
 
-use crate::journal::{self, Active, Clock, Replay, WorkId};
-use crate::json::{self, PyInt, Value};
-use crate::statedir::Kind;
+use crate::engine::journal::{self, Active, Clock, Replay, WorkId};
+use crate::engine::json::{self, PyInt, Value};
+use crate::operations::statedir::Kind;
 
 /// A replay state as counts and a digest ([`Replay::digest`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -49,8 +49,12 @@ pub fn check_replay(src: impl Read + Send, planned: &StateView) -> Result<(), St
     // Sized for the planned state up front: growing the completed set by
     // doubling would briefly hold two copies of it.
     let replay = Replay::with_capacity(planned.active, planned.completed);
-    let scan = journal::scan_into(src, replay, &mut ())
-        .map_err(|e| format!("re-read failed: {}", crate::statedir::in_words(&e)))?;
+    let scan = journal::scan_into(src, replay, &mut ()).map_err(|e| {
+        format!(
+            "re-read failed: {}",
+            crate::operations::statedir::in_words(&e)
+        )
+    })?;
     let got = StateView::of(&scan.replay);
     if &got == planned {
         Ok(())
@@ -223,7 +227,7 @@ pub struct Outcome<P: Serialize> {
     /// replaced (it ignores the master's lock), carried into the result.
     /// Absent when there were none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub late_appends_carried: Option<crate::durable::Carried>,
+    pub late_appends_carried: Option<crate::operations::durable::Carried>,
 }
 
 /// The report of a writing subcommand.

@@ -9,13 +9,13 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::journal::{
+use crate::engine::journal::{
     self, Classified, Clock, ClockMarker, Completed, Effect, IgnoreReason, LineEvent, LineKind,
     Observer, Op, Record, Summary, WorkId,
 };
-use crate::json::{self, PyInt};
-use crate::snapshot::{self, RestoreChanges, TaskLease};
-use crate::statedir::{MasterLock, TempFile};
+use crate::engine::json::{self, PyInt};
+use crate::engine::snapshot::{self, RestoreChanges, TaskLease};
+use crate::operations::statedir::{MasterLock, TempFile};
 
 /// The JSON contract's version.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -297,7 +297,7 @@ pub fn describe_ignored(classified: &Classified) -> Option<String> {
 
 /// The payload's `path` member, when it is a string.
 fn payload_path(payload: &[u8]) -> Option<String> {
-    crate::plan::payload_facts(payload).0
+    crate::operations::plan::payload_facts(payload).0
 }
 
 /// The completed ids of a report, listed in order as they are serialised,

@@ -23,7 +23,8 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::statedir::MASTER_LOCK;
+use crate::operations::failpoint;
+use crate::operations::statedir::MASTER_LOCK;
 
 /// Why a write did not happen (or did not complete).
 #[derive(Debug)]
@@ -142,7 +143,7 @@ impl std::fmt::Display for WriteError {
                 f,
                 "{}: cannot {action}: {}",
                 path.display(),
-                crate::statedir::in_words(err)
+                crate::operations::statedir::in_words(err)
             ),
             WriteError::Verify { path, detail } => write!(
                 f,
@@ -231,59 +232,6 @@ fn io_err<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) ->
     }
 }
 
-/// Failpoints for the crash-safety tests: `LEASEJOURNAL_FAILPOINTS` holds
-/// `name=action` pairs separated by commas; `kill` sends SIGKILL to this
-/// process, `error` fails with an I/O error ("no space left on device"),
-/// `pause:PATH` creates `PATH.reached` and waits (up to 60 s) for
-/// `PATH.continue`; `truncate` (at `temp-written` only) halves the
-/// temporary file, and `check-thread=none` makes [`replace`] check the
-/// file after writing it, as when no thread can be spawned.
-pub fn failpoint(name: &str) -> io::Result<()> {
-    for action in failpoint_actions(name) {
-        if action == "kill" {
-            // SAFETY: raise has no preconditions; SIGKILL ends the process.
-            unsafe {
-                libc::raise(libc::SIGKILL);
-            }
-        } else if action == "error" {
-            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
-        } else if let Some(path) = action.strip_prefix("pause:") {
-            fs::write(format!("{path}.reached"), b"")?;
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while !Path::new(&format!("{path}.continue")).exists() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The actions set for the failpoint `name`, in order.
-fn failpoint_actions(name: &str) -> Vec<String> {
-    let spec = std::env::var("LEASEJOURNAL_FAILPOINTS").unwrap_or_default();
-    spec.split(',')
-        .filter_map(|item| item.split_once('='))
-        .filter(|(point, _)| *point == name)
-        .map(|(_, action)| action.to_string())
-        .collect()
-}
-
-/// Whether the failpoint `name` is set to `action`.
-fn failpoint_is(name: &str, action: &str) -> bool {
-    failpoint_actions(name).iter().any(|a| a == action)
-}
-
-/// The failpoint action `truncate` at `name`: cuts `file` to half its
-/// length, so the tests can show that a result which does not replay to
-/// the plan is never published.
-fn truncate_point(name: &str, file: &File) -> io::Result<()> {
-    if failpoint_is(name, "truncate") {
-        let len = file.metadata()?.len();
-        file.set_len(len / 2)?;
-    }
-    Ok(())
-}
-
 /// The master's directory lock, held until dropped.
 #[derive(Debug)]
 pub struct MasterLock {
@@ -335,8 +283,10 @@ impl MasterLock {
         }
         let deadline = wait.map(|w| Instant::now() + w);
         let holders = || {
-            crate::statedir::read_proc_locks()
-                .map(|text| crate::statedir::lock_holders(&text, meta.dev(), meta.ino()))
+            crate::operations::statedir::read_proc_locks()
+                .map(|text| {
+                    crate::operations::statedir::lock_holders(&text, meta.dev(), meta.ino())
+                })
                 .unwrap_or_default()
         };
         let mut on_wait = Some(on_wait);
@@ -412,7 +362,7 @@ impl Drop for Lease<'_> {
 /// Takes a lease of `kind` (`F_RDLCK` or `F_WRLCK`) on `file`, retrying
 /// while another process has the file open, for up to [`LEASE_PATIENCE`].
 fn lease(file: &File, kind: libc::c_int) -> Result<Lease<'_>, NoLease> {
-    if failpoint_is("lease", "unsupported") {
+    if failpoint::is("lease", "unsupported") {
         return Err(NoLease::Unsupported);
     }
     // A lease holder is told of a conflicting open by SIGIO, whose default
@@ -458,7 +408,7 @@ fn writers_of(file: &File) -> Vec<i64> {
     };
     let me = std::process::id() as i64;
     let mut pids = Vec::new();
-    for pid in crate::statedir::dir_names(Path::new("/proc")).unwrap_or_default() {
+    for pid in crate::operations::statedir::dir_names(Path::new("/proc")).unwrap_or_default() {
         let Some(pid) = pid.to_str().and_then(|p| p.parse::<i64>().ok()) else {
             continue;
         };
@@ -466,7 +416,7 @@ fn writers_of(file: &File) -> Vec<i64> {
             continue;
         }
         let fds = Path::new("/proc").join(pid.to_string()).join("fd");
-        for fd in crate::statedir::dir_names(&fds).unwrap_or_default() {
+        for fd in crate::operations::statedir::dir_names(&fds).unwrap_or_default() {
             let same = fs::metadata(fds.join(&fd))
                 .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino());
             if !same {
@@ -539,7 +489,7 @@ impl Identity {
 
 /// Opens a file to be changed: no symlink, a regular file.
 pub fn open_target(path: &Path) -> Result<(File, fs::Metadata), WriteError> {
-    let file = crate::statedir::open_nonblocking(
+    let file = crate::operations::statedir::open_nonblocking(
         OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK),
@@ -624,7 +574,7 @@ pub fn backup(path: &Path, backup_dir: Option<&Path>, stamp: &str) -> Result<Pat
         give_to(&out, meta.uid(), meta.gid())
             .map_err(io_err(&dest, "give the backup the original's owner"))?;
         io::copy(&mut src, &mut out).map_err(io_err(&dest, "write the backup"))?;
-        failpoint("backup-written").map_err(io_err(&dest, "write the backup"))?;
+        failpoint::hit("backup-written").map_err(io_err(&dest, "write the backup"))?;
         out.sync_all().map_err(io_err(&dest, "fsync the backup"))?;
         sync_dir(parent(&dest))
     })();
@@ -692,7 +642,7 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
     let prefix = format!("{name}.leasejournal.");
     let dir = parent(target);
     let mut removed = Vec::new();
-    for file_name in crate::statedir::dir_names(dir).unwrap_or_default() {
+    for file_name in crate::operations::statedir::dir_names(dir).unwrap_or_default() {
         let shown = file_name.to_string_lossy();
         let path = dir.join(&file_name);
         if shown.starts_with(&prefix)
@@ -846,7 +796,7 @@ struct Temp {
 fn create_temp(target: &Path, mode: u32) -> Result<Temp, WriteError> {
     let shown = temp_path(target);
     let proc_fd = Path::new("/proc/self/fd").is_dir();
-    if proc_fd && !failpoint_is("temp", "named") {
+    if proc_fd && !failpoint::is("temp", "named") {
         let unnamed = OpenOptions::new()
             .read(true)
             .write(true)
@@ -1041,7 +991,7 @@ fn replace_then(
         })
     };
     let (written, checked) = std::thread::scope(|scope| {
-        let checking = if failpoint_is("check-thread", "none") {
+        let checking = if failpoint::is("check-thread", "none") {
             None
         } else {
             std::thread::Builder::new()
@@ -1106,7 +1056,7 @@ fn replace_then(
         });
     }
     before_rename()?;
-    failpoint("before-rename").map_err(io_err(target, "rename"))?;
+    failpoint::hit("before-rename").map_err(io_err(target, "rename"))?;
     // Under a write lease on the result (unnamed until now, so nobody has
     // it open), a process that opens it once it is published waits until
     // what was appended to the original meanwhile has been carried in:
@@ -1149,7 +1099,7 @@ fn replace_then(
         }
         None => None,
     };
-    failpoint("renaming").map_err(io_err(target, "rename"))?;
+    failpoint::hit("renaming").map_err(io_err(target, "rename"))?;
     Temp::publish(
         &temp.file,
         &mut temp.named,
@@ -1164,13 +1114,13 @@ fn replace_then(
     };
     record_change(target, done);
     drop(held);
-    failpoint("after-rename").map_err(|err| {
+    failpoint::hit("after-rename").map_err(|err| {
         WriteError::after(
             target,
             done,
             format!(
                 "could not fsync its directory: {}",
-                crate::statedir::in_words(&err)
+                crate::operations::statedir::in_words(&err)
             ),
         )
     })?;
@@ -1183,7 +1133,7 @@ fn replace_then(
     drop(result_lease);
     let synced = sync_dir(parent(target)).map_err(|err| {
         let why = match &err {
-            WriteError::Io { err, .. } => crate::statedir::in_words(err),
+            WriteError::Io { err, .. } => crate::operations::statedir::in_words(err),
             other => other.to_string(),
         };
         WriteError::after(
@@ -1215,7 +1165,7 @@ fn settle(
 ) -> Result<Option<Carried>, WriteError> {
     let done = "was rewritten";
     let planned = original.meta.len();
-    let words = |err: &io::Error| crate::statedir::in_words(err);
+    let words = |err: &io::Error| crate::operations::statedir::in_words(err);
     // With the read lease, no writer has the old file open any more, and
     // none can open it again: it has no name. What it holds is final.
     let old = lease(original.file, libc::F_RDLCK);
@@ -1339,8 +1289,8 @@ fn write_temp(
     out.flush()
         .map_err(io_err(temp, "write the temporary file"))?;
     drop(out);
-    failpoint("temp-written").map_err(io_err(temp, "write the temporary file"))?;
-    truncate_point("temp-written", file).map_err(io_err(temp, "write the temporary file"))?;
+    failpoint::hit("temp-written").map_err(io_err(temp, "write the temporary file"))?;
+    failpoint::truncate("temp-written", file).map_err(io_err(temp, "write the temporary file"))?;
     abandon.0 = None;
     let len = progress.end(End::Finished);
     file.sync_all()
@@ -1384,7 +1334,7 @@ impl std::fmt::Display for SourceError {
             f,
             "{}: cannot read: {}",
             self.path.display(),
-            crate::statedir::in_words(&self.err)
+            crate::operations::statedir::in_words(&self.err)
         )
     }
 }
@@ -1655,7 +1605,7 @@ pub fn append(
             path: target.to_path_buf(),
         });
     }
-    let words = |err: &io::Error| crate::statedir::in_words(err);
+    let words = |err: &io::Error| crate::operations::statedir::in_words(err);
     let mut sealed = Sealed::AsPlanned;
     let mut done: Option<&str> = None;
     let terminate = |file: &File| (&mut &*file).write_all(b"\n");
@@ -1692,7 +1642,7 @@ pub fn append(
     };
     if let Some(what) = done {
         made(what)?;
-        failpoint("tail-cut")
+        failpoint::hit("tail-cut")
             .map_err(|e| WriteError::after(target, what, format!("then {}", words(&e))))?;
     }
     let end = |file: &File| {
@@ -1710,7 +1660,7 @@ pub fn append(
             end: end(&file)?,
         });
     }
-    failpoint("before-append").map_err(|err| match done {
+    failpoint::hit("before-append").map_err(|err| match done {
         Some(what) => WriteError::after(target, what, format!("appending failed: {}", words(&err))),
         None => WriteError::Io {
             path: target.to_path_buf(),

@@ -18,11 +18,11 @@ use std::io::{self, Read, Write};
 
 use serde::Serialize;
 
-use crate::journal::{
+use crate::engine::journal::{
     self, CorruptReason, LineEvent, LineKind, LineReader, Observer, Op, Record, Replay, Scan, Tail,
     TailState, Terminator, WorkId,
 };
-use crate::plan::StateView;
+use crate::operations::plan::StateView;
 
 /// What happens to the end of the file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

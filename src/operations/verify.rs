@@ -12,12 +12,12 @@ use std::io;
 
 use serde::Serialize;
 
-use crate::journal::{
+use crate::engine::journal::{
     self, Clock, ClockMarker, CorruptReason, Effect, IgnoreReason, LeaseRejection, LineEvent,
     LineKind, Observer, Op, Replay, Summary, Terminator, WorkId,
 };
-use crate::snapshot;
-use crate::statedir::{MasterLock, TempFile};
+use crate::engine::snapshot;
+use crate::operations::statedir::{MasterLock, TempFile};
 
 /// How much a finding matters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -620,7 +620,7 @@ impl Observer for JournalChecks<'_> {
             // (or a torn tail, or a BOM) with repair as its fix; a BOM in
             // front of no record hides nothing.
             let hidden = if matches!(event.classified.kind, LineKind::Corrupt { .. }) {
-                crate::repair::hidden_records(
+                crate::operations::repair::hidden_records(
                     event.content,
                     &event.classified.kind,
                     event.number == 1,
@@ -708,9 +708,9 @@ impl Observer for JournalChecks<'_> {
                 f.add(s, "clock-regression", file, at, || {
                     format!(
                         "time {} is {} before the previous record's {}",
-                        crate::json::float_repr(t),
-                        crate::inspect::duration(prev - t),
-                        crate::json::float_repr(prev)
+                        crate::engine::json::float_repr(t),
+                        crate::operations::inspect::duration(prev - t),
+                        crate::engine::json::float_repr(prev)
                     )
                 });
             }
@@ -831,8 +831,8 @@ fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
 }
 
 /// A line's message, told what records it hides.
-fn describe_hidden(message: &str, hidden: &[crate::repair::HiddenRecord]) -> String {
-    use crate::repair::Hidden;
+fn describe_hidden(message: &str, hidden: &[crate::operations::repair::HiddenRecord]) -> String {
+    use crate::operations::repair::Hidden;
     let records: Vec<String> = hidden
         .iter()
         .map(|h| {
@@ -943,7 +943,7 @@ pub fn journal(
                 format!(
                     "active lease of worker {} has a monotonic time ({}) from an earlier boot",
                     active.worker,
-                    crate::json::float_repr(active.time)
+                    crate::engine::json::float_repr(active.time)
                 )
             }),
             Clock::Unix => {
@@ -953,7 +953,7 @@ pub fn journal(
                         format!(
                             "active lease of worker {} is dated {} after now",
                             active.worker,
-                            crate::inspect::duration(-age)
+                            crate::operations::inspect::duration(-age)
                         )
                     });
                 } else if s.ttl == 0.0 || age >= s.ttl {
@@ -961,8 +961,8 @@ pub fn journal(
                         format!(
                             "active lease of worker {} is {} old (TTL {}): resume reclaims it",
                             active.worker,
-                            crate::inspect::duration(age.max(0.0)),
-                            crate::inspect::duration(s.ttl)
+                            crate::operations::inspect::duration(age.max(0.0)),
+                            crate::operations::inspect::duration(s.ttl)
                         )
                     });
                 }
@@ -979,8 +979,11 @@ pub fn journal(
 /// The findings of resume's forecasts (`(file, forecast)` in the order
 /// resume reads the journals, duplicates already marked): work it drops
 /// (`seed-missing`) and work it queues twice (`requeued-twice`).
-pub fn resume(forecasts: &[(String, crate::recover::Forecast)], settings: &Settings) -> Findings {
-    use crate::recover::ResumeOutcome;
+pub fn resume(
+    forecasts: &[(String, crate::operations::recover::Forecast)],
+    settings: &Settings,
+) -> Findings {
+    use crate::operations::recover::ResumeOutcome;
     let mut f = Findings::default();
     for (file, forecast) in forecasts {
         for r in &forecast.reclaims {

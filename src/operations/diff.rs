@@ -10,11 +10,13 @@ use std::io::{self, Read};
 use serde::Serialize;
 use serde_json::{Value as Json, json};
 
-use crate::inspect::describe_effect;
-use crate::journal::{self, Active, LineEvent, LineKind, LineReader, Observer, Op, Replay, WorkId};
-use crate::json::PyInt;
-use crate::plan::StateView;
-use crate::snapshot::{Restored, TaskLease, TaskStats};
+use crate::engine::journal::{
+    self, Active, LineEvent, LineKind, LineReader, Observer, Op, Replay, WorkId,
+};
+use crate::engine::json::PyInt;
+use crate::engine::snapshot::{Restored, TaskLease, TaskStats};
+use crate::operations::inspect::describe_effect;
+use crate::operations::plan::StateView;
 
 /// What kind of change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -75,7 +77,7 @@ fn int(i: &PyInt) -> Json {
 
 fn float(f: f64) -> Json {
     serde_json::Number::from_f64(f).map_or_else(
-        || Json::String(crate::json::float_repr_any(f)),
+        || Json::String(crate::engine::json::float_repr_any(f)),
         Json::Number,
     )
 }
@@ -96,7 +98,7 @@ pub struct Totals {
     pub state_leases: usize,
     /// Sums over the stats entries.
     #[serde(flatten)]
-    pub stats: crate::snapshot::Totals,
+    pub stats: crate::engine::snapshot::Totals,
 }
 
 fn totals(r: &Restored) -> Totals {
@@ -589,7 +591,7 @@ fn record_at(event: &LineEvent<'_>) -> RecordAt {
         (kind, _) => (
             "ignored".into(),
             None,
-            crate::inspect::describe_ignored(event.classified)
+            crate::operations::inspect::describe_ignored(event.classified)
                 .unwrap_or_else(|| format!("{kind:?}")),
         ),
     };
@@ -646,9 +648,9 @@ pub enum Summary {
         /// B's totals.
         b: Totals,
         /// A's clock domain (its times are monotonic when legacy).
-        clock_a: crate::journal::Clock,
+        clock_a: crate::engine::journal::Clock,
         /// B's clock domain.
-        clock_b: crate::journal::Clock,
+        clock_b: crate::engine::journal::Clock,
     },
     /// Journals: replay states.
     Journal {
@@ -665,7 +667,7 @@ pub struct DiffReport {
     /// Contract version.
     pub schema_version: u32,
     /// `snapshot` or `journal`.
-    pub kind: crate::statedir::Kind,
+    pub kind: crate::operations::statedir::Kind,
     /// A's path.
     pub a: String,
     /// B's path.

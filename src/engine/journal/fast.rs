@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use super::record::{
     Classified, Clock, ClockMarker, Lease, LeaseRejection, LineKind, Op, Payload, Record, WorkId,
 };
-use crate::json::{MAX_DEPTH, PyInt, float_repr_value};
+use crate::engine::json::{MAX_DEPTH, PyInt, float_repr_value};
 
 /// Upstream's records nest one level below the line's object.
 const PAYLOAD_DEPTH: usize = 2;
@@ -604,7 +604,7 @@ fn marker_record(line: &[u8]) -> Option<LineKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::record::classify_general;
+    use crate::engine::journal::record::classify_general;
 
     fn agrees(line: &[u8]) -> bool {
         match classify(line) {

@@ -17,10 +17,10 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::journal::{Active, Clock, Replay, Tail, TailState, WorkId, encode};
-use crate::json::{self, PyInt, Value, float_repr_any, py_int, truthy};
-use crate::plan::{self, Reclaim, StateView};
-use crate::repair::TailFix;
+use crate::engine::journal::{Active, Clock, Replay, Tail, TailState, WorkId, encode};
+use crate::engine::json::{self, PyInt, Value, float_repr_any, py_int, truthy};
+use crate::operations::plan::{self, Reclaim, StateView};
+use crate::operations::repair::TailFix;
 
 /// The largest branch id upstream keeps (`_MAX_BRANCH_ID`).
 const MAX_BRANCH_ID: u64 = u64::MAX;
@@ -560,7 +560,7 @@ pub fn discard(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal;
+    use crate::engine::journal;
 
     const A: &str = r#"{"attempts":1,"clock":"unix","id":"c178b7e31d5efb37c2e443f52fef64f302d73c6fe5c3e71c78b968b7115c88b4","op":"lease","payload":{"path":"torn-1"},"time":1754550000.0,"worker":1}"#;
     const B: &str = r#"{"attempts":1,"clock":"unix","id":"d877ee1daaa3f2319c2261cb2a5b71e9120717053d64721763ff968b221e0f7b","op":"lease","payload":{"path":"torn-2"},"time":1754550001.0,"worker":2}"#;

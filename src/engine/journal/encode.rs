@@ -3,7 +3,7 @@
 //! records carry exactly the seven fields upstream's `compact()` writes.
 
 use super::record::{Clock, WorkId};
-use crate::json::{PyInt, float_repr};
+use crate::engine::json::{PyInt, float_repr};
 
 /// A lease line: `{"attempts","clock","id","op":"lease","payload","time","worker"}`.
 /// `payload` is already canonical; `time` must be finite.

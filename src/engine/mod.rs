@@ -1,0 +1,7 @@
+//! The engine: upstream's file formats, byte for byte. Bytes or values in,
+//! data out; no files opened, no output policy, no command line. The only
+//! `unsafe` of the crate lives here (SIMD id decoding).
+
+pub mod journal;
+pub mod json;
+pub mod snapshot;

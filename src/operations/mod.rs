@@ -1,0 +1,15 @@
+//! The operations: one module per command, each taking inputs and
+//! returning a report and an outcome. They read files through
+//! [`statedir`], and only [`durable`] writes them.
+
+pub mod compact;
+pub mod diff;
+pub mod durable;
+pub mod failpoint;
+pub mod inspect;
+pub mod migrate;
+pub mod plan;
+pub mod recover;
+pub mod repair;
+pub mod statedir;
+pub mod verify;
