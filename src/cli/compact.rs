@@ -7,12 +7,12 @@ use std::sync::PoisonError;
 
 use clap::Args;
 
-use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs};
 use super::write::{self, CompareSink, Session, Tee, WriteArgs};
 use crate::engine::journal::Positional;
 use crate::operations::compact::{self, Measured};
 use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::exit::Exit;
 use crate::operations::plan::{self, Mode, Outcome};
 use crate::operations::statedir::Kind;
 use crate::render;

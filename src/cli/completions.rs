@@ -7,7 +7,7 @@ use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
 use super::Cli;
-use super::exit::Exit;
+use crate::operations::exit::Exit;
 
 /// Print a shell completion script.
 ///

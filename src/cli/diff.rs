@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use super::exit::Exit;
 use super::inspect::KindArg;
-use super::load::{self, Target};
 use super::output::{Format, OutputArgs, parse_id_prefix};
 use crate::engine::journal::{self, Clock};
 use crate::engine::json::PyInt;
@@ -18,8 +16,11 @@ use crate::engine::snapshot::{self, Restored};
 use crate::operations::diff::{
     self, Bytes, ChangeKind, DiffReport, Filter, FromOffset, RecordsOf, SnapshotSide,
 };
+use crate::operations::exit::Exit;
+use crate::operations::input::InputError;
+use crate::operations::input::{self, Target};
 use crate::operations::plan::StateView;
-use crate::operations::statedir::{InputError, Kind};
+use crate::operations::statedir::Kind;
 use crate::render;
 
 /// Which changes `--only` keeps.
@@ -89,7 +90,7 @@ pub struct DiffArgs {
 }
 
 fn open_file(path: &Path, kind: Option<Kind>) -> Result<(Kind, Vec<u8>, File), InputError> {
-    match load::target(path, kind)? {
+    match input::target(path, kind)? {
         Target::File {
             kind, prefix, file, ..
         } => Ok((kind, prefix, file)),
@@ -124,14 +125,14 @@ fn read_all(path: &Path, mut prefix: Vec<u8>, mut file: File) -> Result<Vec<u8>,
     file.read_to_end(&mut prefix).map_err(|e| {
         InputError::new(
             path,
-            format!("read error: {}", crate::operations::statedir::in_words(&e)),
+            format!("read error: {}", crate::operations::input::in_words(&e)),
         )
     })?;
     Ok(prefix)
 }
 
 /// A file read from its start, by position (the sniffing read moved its
-/// cursor; standard input is such a file too, see [`load::stdin_file`]).
+/// cursor; standard input is such a file too, see [`input::stdin_file`]).
 struct FromStart<'a> {
     file: &'a File,
     pos: u64,
@@ -154,11 +155,11 @@ fn scan(
     file: &File,
     observer: &mut (dyn journal::Observer + Send),
 ) -> Result<journal::Scan, InputError> {
-    let len = load::size(path, file)?;
+    let len = input::size(path, file)?;
     journal::scan(journal::Positional::file(file, len), observer).map_err(|e| {
         InputError::new(
             path,
-            format!("read error: {}", crate::operations::statedir::in_words(&e)),
+            format!("read error: {}", crate::operations::input::in_words(&e)),
         )
     })
 }
@@ -167,7 +168,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> InputError + '_ {
     move |e| {
         InputError::new(
             path,
-            format!("read error: {}", crate::operations::statedir::in_words(&e)),
+            format!("read error: {}", crate::operations::input::in_words(&e)),
         )
     }
 }
@@ -268,7 +269,7 @@ pub fn run(args: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         id_prefix: args.id.clone(),
     };
     let kind = args.kind.map(KindArg::kind);
-    if load::is_stdin(&args.a) && load::is_stdin(&args.b) {
+    if input::is_stdin(&args.a) && input::is_stdin(&args.b) {
         anyhow::bail!("diff reads standard input for one side only (- given for A and B)");
     }
     let (kind_a, prefix_a, file_a) = open_file(&args.a, kind)?;

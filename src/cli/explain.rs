@@ -4,8 +4,8 @@ use std::io::Write;
 
 use clap::Args;
 
-use super::exit::Exit;
 use super::output::{Format, OutputArgs};
+use crate::operations::exit::Exit;
 use crate::render;
 use serde::Serialize;
 

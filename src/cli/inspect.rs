@@ -7,13 +7,12 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::exit::Exit;
-use super::load::{self, Target};
 use super::output::{
-    Format, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now, system_now,
+    Bars, Format, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now, system_now,
 };
-use crate::operations::inspect::{DirectoryReport, FileReport, JournalOptions, SCHEMA_VERSION};
-use crate::operations::statedir::{self, Kind};
+use crate::operations::exit::Exit;
+use crate::operations::inspect::{self, JournalOptions};
+use crate::operations::statedir::Kind;
 use crate::render;
 
 /// The kind of a file, when its name and content do not settle it.
@@ -107,57 +106,17 @@ fn parse_worker(text: &str) -> Result<u64, String> {
 pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let now = args.now.unwrap_or_else(system_now);
     let limit = (!args.all && args.limit > 0).then_some(args.limit);
-    let styles = args.output.styles();
     let options = JournalOptions {
         worker: args.worker,
         id_prefix: args.id.clone(),
         history: args.history.clone(),
         list_completed: args.output.format == Format::Json,
     };
+    let bars = Bars(&args.progress, args.output.format);
     let kind = args.kind.map(KindArg::kind);
-    match load::target(&args.path, kind)? {
-        Target::File {
-            path,
-            kind,
-            prefix,
-            file,
-        } => {
-            let bar = (&args.progress, args.output.format);
-            let report = load::inspect_file(&path, kind, prefix, file, &options, now, bar)?;
-            match (args.output.format, &report) {
-                (Format::Json, _) => render::json(out, &report)?,
-                (Format::Table, FileReport::Journal(j)) => {
-                    render::journal(out, j, now, limit, &styles)?
-                }
-                (Format::Table, FileReport::Snapshot(s)) => render::snapshot(out, s, &styles)?,
-            }
-        }
-        Target::Directory(dir) => {
-            let files =
-                load::inspect_directory(&dir, &options, now, (&args.progress, args.output.format))?;
-            let missing = [
-                statedir::DEFERRED,
-                statedir::WORK_LEASES,
-                statedir::STATE_TASKS,
-            ]
-            .into_iter()
-            .filter(|name| !dir.files.iter().any(|(p, _)| p.ends_with(name)))
-            .map(str::to_string)
-            .collect();
-            let report = DirectoryReport {
-                schema_version: SCHEMA_VERSION,
-                kind: "directory",
-                path: args.path.display().to_string(),
-                files,
-                missing,
-                stale_temp_files: dir.temp_files,
-                master_lock: dir.master_lock,
-            };
-            match args.output.format {
-                Format::Json => render::json(out, &report)?,
-                Format::Table => render::directory(out, &report, now, limit, &styles)?,
-            }
-        }
-    }
+    let report = inspect::inspect(&args.path, kind, &options, now, &bars)?;
+    args.output.emit(out, &report, |out, styles| {
+        render::inspection(out, &report, now, limit, styles)
+    })?;
     Ok(Exit::Success)
 }

@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, CompareSink, Session, WriteArgs};
 use crate::engine::journal::Clock;
 use crate::engine::journal::Positional;
 use crate::operations::compact::{self, Measured};
 use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::exit::Exit;
 use crate::operations::migrate::{self, Migration};
 use crate::operations::plan::{self, Mode, Outcome};
 use crate::operations::statedir::Kind;
@@ -156,12 +156,8 @@ fn migrate_snapshot(
     let produce = |out: &mut dyn Write| out.write_all(&plan.content);
     let check = |f: &mut durable::Reread<'_>| {
         let mut written = Vec::new();
-        f.read_to_end(&mut written).map_err(|e| {
-            format!(
-                "re-read failed: {}",
-                crate::operations::statedir::in_words(&e)
-            )
-        })?;
+        f.read_to_end(&mut written)
+            .map_err(|e| format!("re-read failed: {}", crate::operations::input::in_words(&e)))?;
         if written == plan.content {
             Ok(Publish::Yes)
         } else {

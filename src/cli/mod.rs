@@ -4,10 +4,8 @@
 mod compact;
 mod completions;
 mod diff;
-mod exit;
 mod explain;
 mod inspect;
-mod load;
 pub mod man;
 mod migrate;
 mod output;
@@ -16,7 +14,7 @@ mod repair;
 mod verify;
 mod write;
 
-pub use exit::{EXIT_STATUS, Exit};
+pub use crate::operations::exit::{EXIT_STATUS, Exit};
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -174,7 +172,7 @@ struct StandardOutput<W> {
 
 impl<W: Write> StandardOutput<W> {
     fn named(err: io::Error) -> io::Error {
-        let words = crate::operations::statedir::in_words(&err);
+        let words = crate::operations::input::in_words(&err);
         io::Error::new(
             err.kind(),
             format!("standard output: cannot write: {words}"),

@@ -4,6 +4,7 @@ use std::io::IsTerminal;
 
 use clap::{Args, ValueEnum};
 
+use crate::operations::progress::{Meter, Progress};
 use crate::render::{ColorChoice, Styles};
 
 /// Output format.
@@ -39,6 +40,20 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// Writes `report` to `out`: as JSON, or drawn by `table` with this
+    /// run's styles. The one place that chooses between the two.
+    pub fn emit<R: serde::Serialize + ?Sized>(
+        &self,
+        out: &mut dyn std::io::Write,
+        report: &R,
+        table: impl FnOnce(&mut dyn std::io::Write, &Styles) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        match self.format {
+            Format::Json => crate::render::json(out, report),
+            Format::Table => table(out, &self.styles()),
+        }
+    }
+
     /// The styles for this run, decided once.
     pub fn styles(&self) -> Styles {
         let choice = match self.color {
@@ -74,6 +89,28 @@ pub struct ProgressArgs {
     /// 64 MiB when stderr is a terminal and the format is not JSON).
     #[arg(long = "no-progress")]
     pub no_progress: bool,
+}
+
+/// The progress bars of one run: the options and the output format.
+pub struct Bars<'a>(pub &'a ProgressArgs, pub Format);
+
+impl Progress for Bars<'_> {
+    fn meter(&self, path: &std::path::Path, len: u64) -> Box<dyn Meter + '_> {
+        Box::new(BarMeter(self.0.bar(path, len, self.1)))
+    }
+}
+
+/// A progress bar as an operation's meter.
+struct BarMeter(indicatif::ProgressBar);
+
+impl Meter for BarMeter {
+    fn advance(&self, bytes: u64) {
+        self.0.inc(bytes);
+    }
+
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
 }
 
 /// Files larger than this get a progress bar.

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::exit::Exit;
 use super::output::{
     Format, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now, parse_rank,
     parse_seconds, system_now,
@@ -15,6 +14,7 @@ use super::write::{self, Session, WriteArgs};
 use crate::engine::journal::{self, Positional};
 use crate::engine::json::PyInt;
 use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::exit::Exit;
 use crate::operations::plan::{self, Mode, Outcome};
 use crate::operations::recover::{self, Discard, ForecastFile, ForecastReport, Selection};
 use crate::operations::statedir::{self, Kind};

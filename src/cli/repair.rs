@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::exit::Exit;
 use super::output::{Format, OutputArgs, ProgressArgs};
 use super::write::{self, Session, WriteArgs};
 use crate::engine::journal::Positional;
 use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::exit::Exit;
 use crate::operations::plan::{self, Mode, Outcome};
 use crate::operations::repair::{self, Plan};
 use crate::operations::statedir::Kind;

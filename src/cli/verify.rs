@@ -6,15 +6,17 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::exit::Exit;
 use super::inspect::KindArg;
-use super::load::{self, Bar, Target};
+use crate::operations::exit::Exit;
+use crate::operations::input::InputError;
+use crate::operations::input::{self, Target};
+type Bar<'a> = (&'a ProgressArgs, Format);
 use super::output::{
     Format, OutputArgs, ProgressArgs, parse_count, parse_now, parse_seconds, system_now,
 };
 use crate::engine::journal::Positional;
 use crate::operations::recover::{self, Forecast};
-use crate::operations::statedir::{self, InputError, Kind};
+use crate::operations::statedir::{self, Kind};
 use crate::operations::verify::{
     self, CHECKED, CheckError, FileCounts, Findings, NOT_CHECKABLE, RemedyTargets, Settings,
     SettingsReport, TargetReport, VERIFY_SCHEMA_VERSION, Verdict, VerifyReport,
@@ -110,7 +112,7 @@ fn verify_file(
     match kind {
         Kind::Journal => {
             let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
-            let len = load::size(path, &file)?;
+            let len = input::size(path, &file)?;
             let bar = bar.0.bar(path, len, bar.1);
             let progress = |n| bar.inc(n);
             let src = Positional::file(&file, len).with_progress(&progress);
@@ -125,7 +127,7 @@ fn verify_file(
                 .map_err(|e| {
                     InputError::new(
                         path,
-                        format!("read error: {}", crate::operations::statedir::in_words(&e)),
+                        format!("read error: {}", crate::operations::input::in_words(&e)),
                     )
                 });
             bar.finish_and_clear();
@@ -136,7 +138,7 @@ fn verify_file(
             file.read_to_end(&mut bytes).map_err(|e| {
                 InputError::new(
                     path,
-                    format!("read error: {}", crate::operations::statedir::in_words(&e)),
+                    format!("read error: {}", crate::operations::input::in_words(&e)),
                 )
             })?;
             Ok((verify::snapshot(&bytes, &shown, settings), None))
@@ -173,7 +175,7 @@ fn verify_target(
     bar: Bar<'_>,
 ) -> Result<Checked, InputError> {
     let shown = path.display().to_string();
-    match load::target(path, kind)? {
+    match input::target(path, kind)? {
         Target::File {
             path,
             kind,
@@ -187,7 +189,7 @@ fn verify_target(
                 _ => Path::new("."),
             };
             // Standard input has no directory, and nothing to fix in place.
-            let stdin = load::is_stdin(&path);
+            let stdin = input::is_stdin(&path);
             let holders = if stdin {
                 Vec::new()
             } else {

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::exit::Exit;
 use super::inspect::KindArg;
 use crate::operations::durable::{self, Identity, MasterLock, WriteError};
+use crate::operations::exit::Exit;
+use crate::operations::input::InputError;
 use crate::operations::plan::{Mode, Outcome, Report, StateView};
 use crate::operations::repair::TailFix;
-use crate::operations::statedir::{self, InputError, Kind};
+use crate::operations::statedir::{self, Kind};
 
 /// `--apply`, `--check`, `--output` and the backup and lock options.
 #[derive(Clone, Debug, Args)]
@@ -403,7 +404,7 @@ pub fn targets(
     kind: Option<KindArg>,
     wanted: &[Kind],
 ) -> Result<(PathBuf, Vec<(PathBuf, Kind)>), InputError> {
-    if super::load::is_stdin(path) {
+    if crate::operations::input::is_stdin(path) {
         return Err(InputError::new(
             path,
             "this command changes files and does not read standard input; name the journal",
@@ -478,7 +479,7 @@ pub fn read_error(path: &Path) -> impl Fn(io::Error) -> anyhow::Error + Copy + '
         anyhow::anyhow!(
             "{}: read error: {}",
             path.display(),
-            crate::operations::statedir::in_words(&e)
+            crate::operations::input::in_words(&e)
         )
     }
 }

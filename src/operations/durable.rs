@@ -143,7 +143,7 @@ impl std::fmt::Display for WriteError {
                 f,
                 "{}: cannot {action}: {}",
                 path.display(),
-                crate::operations::statedir::in_words(err)
+                crate::operations::input::in_words(err)
             ),
             WriteError::Verify { path, detail } => write!(
                 f,
@@ -1120,7 +1120,7 @@ fn replace_then(
             done,
             format!(
                 "could not fsync its directory: {}",
-                crate::operations::statedir::in_words(&err)
+                crate::operations::input::in_words(&err)
             ),
         )
     })?;
@@ -1133,7 +1133,7 @@ fn replace_then(
     drop(result_lease);
     let synced = sync_dir(parent(target)).map_err(|err| {
         let why = match &err {
-            WriteError::Io { err, .. } => crate::operations::statedir::in_words(err),
+            WriteError::Io { err, .. } => crate::operations::input::in_words(err),
             other => other.to_string(),
         };
         WriteError::after(
@@ -1165,7 +1165,7 @@ fn settle(
 ) -> Result<Option<Carried>, WriteError> {
     let done = "was rewritten";
     let planned = original.meta.len();
-    let words = |err: &io::Error| crate::operations::statedir::in_words(err);
+    let words = |err: &io::Error| crate::operations::input::in_words(err);
     // With the read lease, no writer has the old file open any more, and
     // none can open it again: it has no name. What it holds is final.
     let old = lease(original.file, libc::F_RDLCK);
@@ -1334,7 +1334,7 @@ impl std::fmt::Display for SourceError {
             f,
             "{}: cannot read: {}",
             self.path.display(),
-            crate::operations::statedir::in_words(&self.err)
+            crate::operations::input::in_words(&self.err)
         )
     }
 }
@@ -1605,7 +1605,7 @@ pub fn append(
             path: target.to_path_buf(),
         });
     }
-    let words = |err: &io::Error| crate::operations::statedir::in_words(err);
+    let words = |err: &io::Error| crate::operations::input::in_words(err);
     let mut sealed = Sealed::AsPlanned;
     let mut done: Option<&str> = None;
     let terminate = |file: &File| (&mut &*file).write_all(b"\n");

@@ -1,24 +1,27 @@
 //! `inspect` as data: what a journal, a snapshot or a state directory says,
 //! built from one read of each file. Pure apart from the reader it is given;
 //! the caller passes `now`. These structs are the JSON contract of
-//! `leasejournal inspect --format json` (schema_version 1).
+//! `leasejournal inspect --format json` (schema_version [`schema::INSPECT`]).
 
-use std::io;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
 
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::engine::journal::Positional;
 use crate::engine::journal::{
     self, Classified, Clock, ClockMarker, Completed, Effect, IgnoreReason, LineEvent, LineKind,
     Observer, Op, Record, Summary, WorkId,
 };
 use crate::engine::json::{self, PyInt};
 use crate::engine::snapshot::{self, RestoreChanges, TaskLease};
-use crate::operations::statedir::{MasterLock, TempFile};
-
-/// The JSON contract's version.
-pub const SCHEMA_VERSION: u32 = 1;
+use crate::operations::input::{self, InputError, Target, in_words};
+use crate::operations::progress::Progress;
+use crate::operations::schema;
+use crate::operations::statedir::{self, Kind, MasterLock, StateDir, TempFile};
 
 /// Filters and extras for a journal inspection.
 #[derive(Clone, Debug, Default)]
@@ -259,6 +262,103 @@ impl Observer for History {
     }
 }
 
+/// What `inspect` reports: one file, or a state directory.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Inspection {
+    /// A journal or a snapshot.
+    File(FileReport),
+    /// A state directory and each of its files.
+    Directory(DirectoryReport),
+}
+
+/// Inspects PATH: a journal, a snapshot, or a state directory (`-` is
+/// standard input), read once, read-only.
+pub fn inspect(
+    path: &Path,
+    kind: Option<Kind>,
+    options: &JournalOptions,
+    now: f64,
+    progress: &dyn Progress,
+) -> Result<Inspection, InputError> {
+    match input::target(path, kind)? {
+        Target::File {
+            path,
+            kind,
+            prefix,
+            file,
+        } => inspect_file(&path, kind, prefix, file, options, now, progress).map(Inspection::File),
+        Target::Directory(dir) => {
+            let files = inspect_directory(&dir, options, now, progress)?;
+            let missing = [
+                statedir::DEFERRED,
+                statedir::WORK_LEASES,
+                statedir::STATE_TASKS,
+            ]
+            .into_iter()
+            .filter(|name| !dir.files.iter().any(|(p, _)| p.ends_with(name)))
+            .map(str::to_string)
+            .collect();
+            Ok(Inspection::Directory(DirectoryReport {
+                schema_version: schema::INSPECT,
+                kind: "directory",
+                path: path.display().to_string(),
+                files,
+                missing,
+                stale_temp_files: dir.temp_files,
+                master_lock: dir.master_lock,
+            }))
+        }
+    }
+}
+
+/// Inspects one opened file.
+fn inspect_file(
+    path: &Path,
+    kind: Kind,
+    prefix: Vec<u8>,
+    mut file: File,
+    options: &JournalOptions,
+    now: f64,
+    progress: &dyn Progress,
+) -> Result<FileReport, InputError> {
+    let shown = path.display().to_string();
+    match kind {
+        Kind::Journal => {
+            let len = input::size(path, &file)?;
+            let meter = progress.meter(path, len);
+            let advance = |n| meter.advance(n);
+            let src = Positional::file(&file, len).with_progress(&advance);
+            let report = journal(src, &shown, options, now)
+                .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))))?;
+            meter.finish();
+            Ok(FileReport::Journal(Box::new(report)))
+        }
+        Kind::Snapshot => {
+            let mut bytes = prefix;
+            file.read_to_end(&mut bytes)
+                .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))))?;
+            Ok(FileReport::Snapshot(Box::new(snapshot(&bytes, &shown))))
+        }
+    }
+}
+
+/// Inspects every known file of a state directory, in resume order.
+fn inspect_directory(
+    dir: &StateDir,
+    options: &JournalOptions,
+    now: f64,
+    progress: &dyn Progress,
+) -> Result<Vec<FileReport>, InputError> {
+    dir.files
+        .iter()
+        .map(|(path, kind)| {
+            let (file, _) = statedir::open_regular(path)?;
+            inspect_file(path, *kind, Vec::new(), file, options, now, progress)
+        })
+        .collect()
+}
+
 /// What a replay effect means, in words.
 pub fn describe_effect(effect: &Effect) -> String {
     match effect {
@@ -363,7 +463,7 @@ pub fn journal(
         id: options.id_prefix.clone(),
     });
     Ok(JournalReport {
-        schema_version: SCHEMA_VERSION,
+        schema_version: schema::INSPECT,
         kind: "journal",
         path: path.to_string(),
         events: replay.events,
@@ -394,7 +494,7 @@ pub fn snapshot(bytes: &[u8], path: &str) -> SnapshotReport {
         .as_ref()
         .and_then(|r| RawValue::from_string(r.to_report_json()).ok());
     SnapshotReport {
-        schema_version: SCHEMA_VERSION,
+        schema_version: schema::INSPECT,
         kind: "snapshot",
         path: path.to_string(),
         bytes: bytes.len() as u64,

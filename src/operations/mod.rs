@@ -5,11 +5,15 @@
 pub mod compact;
 pub mod diff;
 pub mod durable;
+pub mod exit;
 pub mod failpoint;
+pub mod input;
 pub mod inspect;
 pub mod migrate;
 pub mod plan;
+pub mod progress;
 pub mod recover;
 pub mod repair;
+pub mod schema;
 pub mod statedir;
 pub mod verify;

@@ -49,12 +49,8 @@ pub fn check_replay(src: impl Read + Send, planned: &StateView) -> Result<(), St
     // Sized for the planned state up front: growing the completed set by
     // doubling would briefly hold two copies of it.
     let replay = Replay::with_capacity(planned.active, planned.completed);
-    let scan = journal::scan_into(src, replay, &mut ()).map_err(|e| {
-        format!(
-            "re-read failed: {}",
-            crate::operations::statedir::in_words(&e)
-        )
-    })?;
+    let scan = journal::scan_into(src, replay, &mut ())
+        .map_err(|e| format!("re-read failed: {}", crate::operations::input::in_words(&e)))?;
     let got = StateView::of(&scan.replay);
     if &got == planned {
         Ok(())

@@ -6,7 +6,9 @@ use rayon::prelude::*;
 
 use super::{Styles, age, count, duration, noun, plural, printable, table, utc};
 use crate::engine::journal::{Clock, ClockMarker, IgnoreReason, TailState, WorkId};
-use crate::operations::inspect::{DirectoryReport, FileReport, JournalReport, SnapshotReport};
+use crate::operations::inspect::{
+    DirectoryReport, FileReport, Inspection, JournalReport, SnapshotReport,
+};
 
 fn short(id: &WorkId) -> String {
     String::from_utf8_lossy(&id.hex_bytes()[..12]).into_owned()
@@ -376,6 +378,21 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
         writeln!(out, "{t}")?;
     }
     Ok(())
+}
+
+/// Writes what `inspect` found: one file, or a state directory.
+pub fn inspection(
+    out: &mut dyn Write,
+    r: &Inspection,
+    now: f64,
+    limit: Option<usize>,
+    s: &Styles,
+) -> io::Result<()> {
+    match r {
+        Inspection::File(FileReport::Journal(j)) => journal(out, j, now, limit, s),
+        Inspection::File(FileReport::Snapshot(snap)) => snapshot(out, snap, s),
+        Inspection::Directory(d) => directory(out, d, now, limit, s),
+    }
 }
 
 /// Writes a directory report.

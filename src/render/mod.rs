@@ -9,7 +9,7 @@ mod verify;
 mod write;
 
 pub use diff::diff;
-pub use inspect::{directory, journal, snapshot};
+pub use inspect::{directory, inspection, journal, snapshot};
 pub use table::{Table, printable};
 pub use verify::{catalog, explain, verify};
 pub use write::{compact, discard, forecast, migrate, repair};
@@ -102,7 +102,7 @@ impl Styles {
 }
 
 /// Writes a value as pretty JSON followed by a newline.
-pub fn json<T: Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
+pub fn json<T: Serialize + ?Sized>(out: &mut dyn Write, value: &T) -> io::Result<()> {
     // io::Error::from keeps an I/O error's kind (a closed pipe stays
     // BrokenPipe, which the caller ends quietly on).
     serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::from)?;

@@ -1,17 +1,74 @@
-//! Loading inputs for the subcommands: deciding what a path is and reading
-//! each file once, read-only, with errors that name the file.
+//! The inputs of an operation: what a command-line path names (a file of
+//! a known kind, standard input, a state directory), opened read-only, and
+//! [`InputError`], the error that names the file.
 
+use std::fs;
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use super::output::{Format, ProgressArgs};
-use crate::engine::journal::Positional;
-use crate::operations::inspect::{self, FileReport, JournalOptions};
-use crate::operations::statedir::{self, InputError, Kind, StateDir};
+use crate::operations::statedir::{self, Kind, StateDir};
 
 /// How many leading bytes the content sniffer looks at.
 const SNIFF_BYTES: usize = 64 << 10;
+
+/// Why an input cannot be read. Every message names the path.
+#[derive(Debug)]
+pub struct InputError {
+    /// The path as given.
+    pub path: PathBuf,
+    /// What is wrong, in words.
+    pub problem: String,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.problem)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+impl InputError {
+    /// An error for `path`.
+    pub fn new(path: &Path, problem: impl Into<String>) -> Self {
+        InputError {
+            path: path.to_path_buf(),
+            problem: problem.into(),
+        }
+    }
+
+    /// An I/O error for `path`, in words an operator recognises.
+    pub fn io(path: &Path, err: &io::Error) -> Self {
+        let problem = match err.kind() {
+            io::ErrorKind::NotFound => {
+                if fs::symlink_metadata(path).is_ok() {
+                    "dangling symbolic link".to_string()
+                } else {
+                    "no such file or directory".to_string()
+                }
+            }
+            io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            _ => format!("cannot read: {}", in_words(err)),
+        };
+        InputError::new(path, problem)
+    }
+}
+
+/// An I/O error as words, without the raw `(os error N)` the standard
+/// library appends: "no space left on device".
+pub fn in_words(err: &io::Error) -> String {
+    let text = err.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => &text[..at],
+        _ => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text.to_string(),
+    }
+}
 
 /// What a command-line path names.
 pub enum Target {
@@ -123,70 +180,7 @@ fn file_target(path: &Path, kind: Option<Kind>, mut file: File) -> Result<Target
 
 /// The size of an opened file: how much of a journal is read.
 pub fn size(path: &Path, file: &File) -> Result<u64, InputError> {
-    file.metadata().map(|m| m.len()).map_err(|e| {
-        InputError::new(
-            path,
-            format!("read error: {}", crate::operations::statedir::in_words(&e)),
-        )
-    })
+    file.metadata()
+        .map(|m| m.len())
+        .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))))
 }
-
-/// Inspects one opened file.
-pub fn inspect_file(
-    path: &Path,
-    kind: Kind,
-    prefix: Vec<u8>,
-    mut file: File,
-    options: &JournalOptions,
-    now: f64,
-    bar: Bar<'_>,
-) -> Result<FileReport, InputError> {
-    let shown = path.display().to_string();
-    match kind {
-        Kind::Journal => {
-            let len = size(path, &file)?;
-            let bar = bar.0.bar(path, len, bar.1);
-            let progress = |n| bar.inc(n);
-            let src = Positional::file(&file, len).with_progress(&progress);
-            let report = inspect::journal(src, &shown, options, now).map_err(|e| {
-                InputError::new(
-                    path,
-                    format!("read error: {}", crate::operations::statedir::in_words(&e)),
-                )
-            })?;
-            bar.finish_and_clear();
-            Ok(FileReport::Journal(Box::new(report)))
-        }
-        Kind::Snapshot => {
-            let mut bytes = prefix;
-            file.read_to_end(&mut bytes).map_err(|e| {
-                InputError::new(
-                    path,
-                    format!("read error: {}", crate::operations::statedir::in_words(&e)),
-                )
-            })?;
-            Ok(FileReport::Snapshot(Box::new(inspect::snapshot(
-                &bytes, &shown,
-            ))))
-        }
-    }
-}
-
-/// Inspects every known file of a state directory, in resume order.
-pub fn inspect_directory(
-    dir: &StateDir,
-    options: &JournalOptions,
-    now: f64,
-    bar: Bar<'_>,
-) -> Result<Vec<FileReport>, InputError> {
-    dir.files
-        .iter()
-        .map(|(path, kind)| {
-            let (file, _) = statedir::open_regular(path)?;
-            inspect_file(path, *kind, Vec::new(), file, options, now, bar)
-        })
-        .collect()
-}
-
-/// How to show progress while reading: the options and the output format.
-pub type Bar<'a> = (&'a ProgressArgs, Format);
