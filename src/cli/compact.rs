@@ -2,19 +2,14 @@
 //! default.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::PoisonError;
+use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{Format, OutputArgs, ProgressArgs};
-use super::write::{self, CompareSink, Session, Tee, WriteArgs};
-use crate::engine::journal::Positional;
-use crate::operations::compact::{self, Measured};
-use crate::operations::durable::{self, Identity, Publish};
+use super::output::{Bars, OutputArgs, ProgressArgs};
+use super::write::{self, WriteArgs};
+use crate::operations::compact;
 use crate::operations::exit::Exit;
-use crate::operations::plan::{self, Mode, Outcome};
-use crate::operations::statedir::Kind;
 use crate::render;
 
 /// Rewrite a journal as the state it replays to.
@@ -63,125 +58,19 @@ pub struct CompactArgs {
     pub progress: ProgressArgs,
 }
 
-fn compact_file(
-    session: &Session<'_>,
-    path: &Path,
-    (drop_completed, drop_hidden): (bool, bool),
-    (progress, format): (&ProgressArgs, Format),
-) -> anyhow::Result<Outcome<Measured>> {
-    let removed_temp_files = session.clean_temps(path);
-    let (file, meta) = durable::open_target(path)?;
-    let identity = Identity::of(&meta);
-    let read_error = write::read_error(path);
-    let bar = progress.bar(path, meta.len(), format);
-    let progress = |n| bar.inc(n);
-    let mut hidden = crate::operations::repair::HiddenCount::default();
-    let scan = compact::scan_observed(
-        Positional::file(&file, meta.len()).with_progress(&progress),
-        &mut hidden,
-    )
-    .map_err(read_error)?;
-    bar.finish_and_clear();
-    if !drop_hidden {
-        write::refuse_hidden(path, &hidden)?;
-    }
-    let plan = compact::plan(
-        scan.replay,
-        scan.summary.lines,
-        scan.summary.bytes,
-        drop_completed,
-    )
-    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let mut outcome = session.outcome(
-        path,
-        Kind::Journal,
-        Measured {
-            plan,
-            bytes_after: 0,
-            unchanged: false,
-            hidden_dropped: hidden.records,
-        },
-        removed_temp_files,
-    );
-    let plan = &outcome.plan.plan;
-    // The result is compared with the source while it is written, so the
-    // size and "already compact" come without another pass.
-    // Set when the writing ends, which the check's re-read waits for.
-    let measured = std::sync::Mutex::new((0u64, false));
-    let measured_now = || *measured.lock().unwrap_or_else(PoisonError::into_inner);
-    let produce = |out: &mut dyn Write| {
-        let mut sink = CompareSink::new(write::reopen(path, &identity)?);
-        let mut tee = Tee {
-            a: out,
-            b: &mut sink,
-        };
-        compact::write_result(write::reopen(path, &identity)?, plan, &mut tee)?;
-        *measured.lock().unwrap_or_else(PoisonError::into_inner) = sink.finish()?;
-        Ok(())
-    };
-    crate::operations::failpoint::hit("planned")?;
-    match session.mode {
-        Mode::DryRun | Mode::Check => {
-            produce(&mut std::io::sink()).map_err(read_error)?;
-        }
-        Mode::Output => {
-            let dest = session.destination(path);
-            let check = |f: &mut durable::Reread<'_>| {
-                plan::check_replay(f, &plan.after).map(|()| Publish::Yes)
-            };
-            durable::replace(dest, None, true, produce, check)?;
-            outcome.output = Some(dest.display().to_string());
-            outcome.written = true;
-        }
-        Mode::Apply => {
-            let check = |f: &mut durable::Reread<'_>| {
-                plan::check_replay(f, &plan.after)?;
-                Ok(if measured_now().1 {
-                    Publish::No
-                } else {
-                    Publish::Yes
-                })
-            };
-            // The backup is made only once the result is known to change
-            // the file.
-            let original = durable::Original {
-                file: &file,
-                meta: &meta,
-                carry_late_appends: true,
-            };
-            let (published, backup) = session.replace_in_place(path, &original, produce, check)?;
-            outcome.late_appends_carried = published.carried;
-            match published.publish {
-                Publish::Yes => {
-                    outcome.backup = backup;
-                    outcome.written = true;
-                }
-                Publish::No => outcome.note = Some("nothing to do: already compact".into()),
-            }
-        }
-    }
-    let (bytes_after, unchanged) = measured_now();
-    outcome.plan.bytes_after = bytes_after;
-    outcome.plan.unchanged = unchanged;
-    Ok(outcome)
-}
-
 /// Runs `compact`.
 pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    let bar = (&args.progress, args.output.format);
-    let report = write::run_files(
-        "compact",
-        1,
+    let bars = Bars(&args.progress, args.output.format);
+    let flags = (args.drop_completed, args.drop_hidden);
+    let (report, exit) = compact::run(
         &args.path,
-        &args.write,
-        &[Kind::Journal],
-        |session, path, _| {
-            compact_file(session, path, (args.drop_completed, args.drop_hidden), bar)
-        },
+        flags,
+        &args.write.options(),
+        &bars,
+        &write::tell,
     )?;
-    match args.output.format {
-        Format::Json => render::json(out, &report)?,
-        Format::Table => render::compact(out, &report, &args.output.styles())?,
-    }
-    Ok(write::exit_for(&report, |m| m.unchanged))
+    args.output.emit(out, &report, |out, styles| {
+        render::compact(out, &report, styles)
+    })?;
+    Ok(exit)
 }

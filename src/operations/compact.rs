@@ -4,6 +4,10 @@
 //! completed set survives. Upstream's own `compact()` forgets completed ids,
 //! after which a finished item can be dispatched again; `--drop-completed`
 //! writes exactly its bytes. Pure: two passes over readers the caller gives.
+//!
+//! [`run`] carries the plan out through the write transaction: the result
+//! is compared with the source as it is written, so "already compact" and
+//! the size come without another pass.
 
 use std::io::{self, Read, Write};
 
@@ -15,7 +19,19 @@ use crate::engine::journal::{
     self, Active, BlockReader, Clock, ClockMarker, LineKind, Op, Replay, Scan, Terminator, WorkId,
     encode,
 };
-use crate::operations::plan::StateView;
+use std::path::Path;
+use std::sync::PoisonError;
+
+use crate::engine::journal::Positional;
+use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::exit::Exit;
+use crate::operations::failpoint;
+use crate::operations::plan::{Mode, Outcome, Report, StateView, check_replay};
+use crate::operations::progress::Progress;
+use crate::operations::repair::HiddenCount;
+use crate::operations::schema;
+use crate::operations::statedir::Kind;
+use crate::operations::transaction::{self, CompareSink, Session, Tee, Tell, WriteOptions};
 
 /// A compaction plan for one journal.
 #[derive(Clone, Debug, Serialize)]
@@ -229,6 +245,134 @@ pub fn write_kept_line(
         }
     };
     out.write_all(&bytes)
+}
+
+/// Runs `compact` on PATH (a journal or a state directory): the plan of
+/// each journal, carried out when `options` say so; `drop_completed` and
+/// `drop_hidden` as the command's flags. Returns the report and the exit
+/// status.
+pub fn run(
+    path: &Path,
+    (drop_completed, drop_hidden): (bool, bool),
+    options: &WriteOptions,
+    progress: &dyn Progress,
+    tell: Tell<'_>,
+) -> anyhow::Result<(Report<Measured>, Exit)> {
+    let report = transaction::run_files(
+        "compact",
+        schema::COMPACT,
+        path,
+        options,
+        tell,
+        &[Kind::Journal],
+        |session, path, _| compact_file(session, path, (drop_completed, drop_hidden), progress),
+    )?;
+    let exit = transaction::exit_for(&report, |m| m.unchanged);
+    Ok((report, exit))
+}
+
+/// Plans the compaction of one journal and, in a writing mode, carries it
+/// out.
+fn compact_file(
+    session: &Session<'_>,
+    path: &Path,
+    (drop_completed, drop_hidden): (bool, bool),
+    progress: &dyn Progress,
+) -> anyhow::Result<Outcome<Measured>> {
+    let removed_temp_files = session.clean_temps(path);
+    let (file, meta) = durable::open_target(path)?;
+    let identity = Identity::of(&meta);
+    let read_error = transaction::read_error(path);
+    let meter = progress.meter(path, meta.len());
+    let advance = |n| meter.advance(n);
+    let mut hidden = HiddenCount::default();
+    let scan = scan_observed(
+        Positional::file(&file, meta.len()).with_progress(&advance),
+        &mut hidden,
+    )
+    .map_err(read_error)?;
+    meter.finish();
+    if !drop_hidden {
+        transaction::refuse_hidden(path, &hidden)?;
+    }
+    let plan = self::plan(
+        scan.replay,
+        scan.summary.lines,
+        scan.summary.bytes,
+        drop_completed,
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut outcome = session.outcome(
+        path,
+        Kind::Journal,
+        Measured {
+            plan,
+            bytes_after: 0,
+            unchanged: false,
+            hidden_dropped: hidden.records,
+        },
+        removed_temp_files,
+    );
+    let plan = &outcome.plan.plan;
+    // The result is compared with the source while it is written, so the
+    // size and "already compact" come without another pass.
+    // Set when the writing ends, which the check's re-read waits for.
+    let measured = std::sync::Mutex::new((0u64, false));
+    let measured_now = || *measured.lock().unwrap_or_else(PoisonError::into_inner);
+    let produce = |out: &mut dyn Write| {
+        let mut sink = CompareSink::new(transaction::reopen(path, &identity)?);
+        let mut tee = Tee {
+            a: out,
+            b: &mut sink,
+        };
+        write_result(transaction::reopen(path, &identity)?, plan, &mut tee)?;
+        *measured.lock().unwrap_or_else(PoisonError::into_inner) = sink.finish()?;
+        Ok(())
+    };
+    failpoint::hit("planned")?;
+    match session.mode {
+        Mode::DryRun | Mode::Check => {
+            produce(&mut std::io::sink()).map_err(read_error)?;
+        }
+        Mode::Output => {
+            let dest = session.destination(path);
+            let check =
+                |f: &mut durable::Reread<'_>| check_replay(f, &plan.after).map(|()| Publish::Yes);
+            durable::replace(dest, None, true, produce, check)?;
+            outcome.output = Some(dest.display().to_string());
+            outcome.written = true;
+        }
+        Mode::Apply => {
+            let check = |f: &mut durable::Reread<'_>| {
+                check_replay(f, &plan.after)?;
+                Ok(if measured_now().1 {
+                    Publish::No
+                } else {
+                    Publish::Yes
+                })
+            };
+            // The backup is made only once the result is known to change
+            // the file.
+            let original = durable::Original {
+                file: &file,
+                meta: &meta,
+                carry_late_appends: true,
+            };
+            let (published, backup) = session.replace_in_place(path, &original, produce, check)?;
+            outcome.late_appends_carried = published.carried;
+            match published.publish {
+                Publish::Yes => {
+                    outcome.backup = backup;
+                    outcome.written = true;
+                }
+                Publish::No => outcome.note = Some("nothing to do: already compact".into()),
+            }
+        }
+    }
+    let (bytes_after, unchanged) = measured_now();
+    outcome.plan.bytes_after = bytes_after;
+    outcome.plan.unchanged = unchanged;
+    Ok(outcome)
 }
 
 #[cfg(test)]

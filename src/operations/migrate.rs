@@ -6,12 +6,27 @@
 //! `--rewrite` the journal is compacted, so no clock-less record remains;
 //! legacy leases keep `"clock":"legacy"`, as upstream's compaction writes
 //! them. Running it twice changes nothing the second time.
+//!
+//! [`run`] carries the plans out through the write transaction.
 
 use serde::Serialize;
 
 use crate::engine::snapshot::{self, Dropped, Zeroed};
-use crate::operations::compact::Measured;
-use crate::operations::plan::Reclaim;
+use std::io::{Read, Write};
+use std::path::Path;
+
+use crate::engine::journal::{Clock, Positional};
+use crate::operations::compact::{self, Measured};
+use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::exit::Exit;
+use crate::operations::failpoint;
+use crate::operations::input::in_words;
+use crate::operations::plan::{Mode, Outcome, Reclaim, Report, check_replay, reclaims};
+use crate::operations::progress::Progress;
+use crate::operations::repair::HiddenCount;
+use crate::operations::schema;
+use crate::operations::statedir::Kind;
+use crate::operations::transaction::{self, CompareSink, Session, Tell, WriteOptions};
 
 /// What `migrate` does to one file.
 #[derive(Debug, Serialize)]
@@ -108,6 +123,175 @@ pub fn snapshot(bytes: &[u8]) -> Result<SnapshotPlan, Unmigratable> {
         },
         content,
     })
+}
+
+/// Runs `migrate` on PATH (a journal, a snapshot or a state directory):
+/// the plan of each file, carried out when `options` say so; `rewrite` as
+/// `--rewrite`, lease ages judged at `now`. Returns the report and the
+/// exit status.
+pub fn run(
+    path: &Path,
+    rewrite: bool,
+    now: f64,
+    options: &WriteOptions,
+    progress: &dyn Progress,
+    tell: Tell<'_>,
+) -> anyhow::Result<(Report<Migration>, Exit)> {
+    let kinds = [Kind::Journal, Kind::Snapshot];
+    let report = transaction::run_files(
+        "migrate",
+        schema::MIGRATE,
+        path,
+        options,
+        tell,
+        &kinds,
+        |session, path, kind| {
+            let mut outcome = session.outcome(
+                path,
+                kind,
+                Migration::Snapshot(SnapshotPlan::default()),
+                session.clean_temps(path),
+            );
+            match kind {
+                Kind::Journal => {
+                    migrate_journal(session, path, (rewrite, now), progress, &mut outcome)?
+                }
+                Kind::Snapshot => migrate_snapshot(session, path, &mut outcome)?,
+            }
+            if outcome.plan.is_noop() {
+                outcome.note = Some("nothing to migrate".into());
+            }
+            Ok(outcome)
+        },
+    )?;
+    let exit = transaction::exit_for(&report, Migration::is_noop);
+    Ok((report, exit))
+}
+
+/// Plans the migration of one journal and, in a writing mode with
+/// `rewrite`, carries it out.
+fn migrate_journal(
+    session: &Session<'_>,
+    path: &Path,
+    (rewrite, now): (bool, f64),
+    progress: &dyn Progress,
+    outcome: &mut Outcome<Migration>,
+) -> anyhow::Result<()> {
+    let (file, meta) = durable::open_target(path)?;
+    let identity = Identity::of(&meta);
+    let read_error = transaction::read_error(path);
+    let meter = progress.meter(path, meta.len());
+    let advance = |n| meter.advance(n);
+    let src = Positional::file(&file, meta.len()).with_progress(&advance);
+    let mut hidden = HiddenCount::default();
+    let scan = compact::scan_observed(src, &mut hidden).map_err(read_error)?;
+    meter.finish();
+    let legacy_leases = reclaims(&scan.replay, now, 0, |_, a| a.clock != Clock::Unix);
+    if !rewrite {
+        outcome.plan = Migration::Journal { legacy_leases };
+        return Ok(());
+    }
+    let clockless_records = scan.summary.clocks.unmarked;
+    if clockless_records > 0 {
+        transaction::refuse_hidden(path, &hidden)?;
+    }
+    let plan = compact::plan(scan.replay, scan.summary.lines, scan.summary.bytes, false)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut sink = CompareSink::new(transaction::reopen(path, &identity).map_err(read_error)?);
+    compact::write_result(
+        transaction::reopen(path, &identity).map_err(read_error)?,
+        &plan,
+        &mut sink,
+    )
+    .map_err(read_error)?;
+    let (bytes_after, unchanged) = sink.finish().map_err(read_error)?;
+    outcome.plan = Migration::Rewrite {
+        legacy_leases,
+        clockless_records,
+        compaction: Measured {
+            plan,
+            bytes_after,
+            unchanged,
+            hidden_dropped: 0,
+        },
+    };
+    if !session.writes() || outcome.plan.is_noop() {
+        return Ok(());
+    }
+    let Migration::Rewrite { compaction, .. } = &outcome.plan else {
+        return Ok(());
+    };
+    failpoint::hit("planned")?;
+    let plan = &compaction.plan;
+    let produce = |out: &mut dyn Write| {
+        compact::write_result(transaction::reopen(path, &identity)?, plan, out)
+    };
+    let check = |f: &mut durable::Reread<'_>| check_replay(f, &plan.after).map(|()| Publish::Yes);
+    if session.mode == Mode::Output {
+        let dest = session.destination(path);
+        durable::replace(dest, None, true, produce, check)?;
+        outcome.output = Some(dest.display().to_string());
+    } else {
+        let original = durable::Original {
+            file: &file,
+            meta: &meta,
+            carry_late_appends: true,
+        };
+        let (published, backup) = session.replace_in_place(path, &original, produce, check)?;
+        outcome.backup = backup;
+        outcome.late_appends_carried = published.carried;
+    }
+    outcome.written = true;
+    Ok(())
+}
+
+/// Plans the migration of one snapshot and, in a writing mode, carries it
+/// out.
+fn migrate_snapshot(
+    session: &Session<'_>,
+    path: &Path,
+    outcome: &mut Outcome<Migration>,
+) -> anyhow::Result<()> {
+    let (mut file, meta) = durable::open_target(path)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(transaction::read_error(path))?;
+    let plan = self::snapshot(&bytes)
+        .map_err(|e| anyhow::anyhow!("{}: cannot migrate: it {}", path.display(), e.0))?;
+    outcome.plan = Migration::Snapshot(plan);
+    let Migration::Snapshot(plan) = &outcome.plan else {
+        return Ok(());
+    };
+    if !session.writes() || !plan.needed {
+        return Ok(());
+    }
+    let produce = |out: &mut dyn Write| out.write_all(&plan.content);
+    let check = |f: &mut durable::Reread<'_>| {
+        let mut written = Vec::new();
+        f.read_to_end(&mut written)
+            .map_err(|e| format!("re-read failed: {}", in_words(&e)))?;
+        if written == plan.content {
+            Ok(Publish::Yes)
+        } else {
+            Err("the snapshot read back differs from what was written".into())
+        }
+    };
+    if session.mode == Mode::Output {
+        let dest = session.destination(path);
+        durable::replace(dest, None, true, produce, check)?;
+        outcome.output = Some(dest.display().to_string());
+    } else {
+        // The master replaces its snapshot whole; nothing is appended to
+        // it, so there is nothing to carry.
+        let original = durable::Original {
+            file: &file,
+            meta: &meta,
+            carry_late_appends: false,
+        };
+        outcome.backup = session.replace_in_place(path, &original, produce, check)?.1;
+    }
+    outcome.written = true;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -16,4 +16,5 @@ pub mod recover;
 pub mod repair;
 pub mod schema;
 pub mod statedir;
+pub mod transaction;
 pub mod verify;

@@ -10,8 +10,9 @@
 //! never reclaims a lease unless told to discard it ([`discard`]); the
 //! [`forecast`] only says what resume will do.
 //!
-//! Pure: a scan in, data out. Whether a seed file exists is asked of the
-//! caller.
+//! The planning is pure: a scan in, data out; whether a seed file exists
+//! is asked of the caller. [`run_forecast`] and [`run_discard`] read the
+//! files and carry a discard out through the write transaction.
 
 use std::collections::HashMap;
 
@@ -19,8 +20,19 @@ use serde::Serialize;
 
 use crate::engine::journal::{Active, Clock, Replay, Tail, TailState, WorkId, encode};
 use crate::engine::json::{self, PyInt, Value, float_repr_any, py_int, truthy};
-use crate::operations::plan::{self, Reclaim, StateView};
-use crate::operations::repair::TailFix;
+use std::path::{Path, PathBuf};
+
+use crate::engine::journal::{self as journal, Positional};
+use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::exit::Exit;
+use crate::operations::failpoint;
+use crate::operations::plan::{self, Mode, Outcome, Reclaim, Report, StateView, check_replay};
+use crate::operations::progress::Progress;
+use crate::operations::repair::{HiddenCount, TailFix, write_sealed};
+use crate::operations::schema;
+use crate::operations::statedir::{self, Kind};
+use crate::operations::transaction::{self, Session, Tell, WriteOptions};
+use crate::operations::verify::shell_quote;
 
 /// The largest branch id upstream keeps (`_MAX_BRANCH_ID`).
 const MAX_BRANCH_ID: u64 = u64::MAX;
@@ -433,7 +445,7 @@ pub struct Selection {
     /// Ids starting with this lowercase hex prefix.
     pub id_prefix: Option<String>,
     /// Leases owned by this worker rank.
-    pub worker: Option<PyInt>,
+    pub worker: Option<u32>,
     /// Every active lease (alone: no other condition).
     pub all: bool,
 }
@@ -452,7 +464,9 @@ impl Selection {
             .id_prefix
             .as_deref()
             .is_none_or(|p| id.to_hex().starts_with(p));
-        let worker_matches = self.worker.as_ref().is_none_or(|w| lease.worker == *w);
+        let worker_matches = self
+            .worker
+            .is_none_or(|w| lease.worker == PyInt::Small(i64::from(w)));
         expired && id_matches && worker_matches
     }
 }
@@ -557,6 +571,237 @@ pub fn discard(
     }
 }
 
+/// What `recover --discard` is asked to drop, and where the export goes.
+#[derive(Clone, Debug)]
+pub struct DiscardRequest {
+    /// Which active leases.
+    pub selection: Selection,
+    /// At most this many (0: no limit).
+    pub limit: usize,
+    /// The export file (`--export`), else one named after the journal.
+    pub export: Option<PathBuf>,
+}
+
+/// Runs `recover --discard` on PATH (a journal or a state directory): the
+/// plan of each journal, carried out when `options` say so. Returns the
+/// report and the exit status.
+pub fn run_discard(
+    path: &Path,
+    request: &DiscardRequest,
+    now: f64,
+    options: &WriteOptions,
+    progress: &dyn Progress,
+    tell: Tell<'_>,
+) -> anyhow::Result<(Report<Discard>, Exit)> {
+    if !request.selection.is_explicit() {
+        anyhow::bail!(
+            "recover --discard needs a selection: --all, or any of --ttl, --id and --worker; nothing was changed"
+        );
+    }
+    if request.export.is_some() && path.is_dir() {
+        anyhow::bail!(
+            "{}: is a directory; --export takes a single journal PATH. Nothing was changed",
+            path.display()
+        );
+    }
+    let report = transaction::run_files(
+        "recover",
+        schema::RECOVER,
+        path,
+        options,
+        tell,
+        &[Kind::Journal],
+        |session, path, _| discard_file(session, path, request, now, progress),
+    )?;
+    let exit = transaction::exit_for(&report, Discard::is_noop);
+    Ok((report, exit))
+}
+
+/// Why `recover --apply` without `--discard` is refused.
+fn no_apply(path: &Path) -> String {
+    let shown = shell_quote(&path.display().to_string());
+    format!(
+        "{}: recover only forecasts the master's resume: a reclaim written before resume takes \
+         the lease's work away for good, since resume requeues only the leases still active when \
+         it starts. To fix a torn tail or glued records, run `leasejournal repair --apply {shown}`; \
+         to drop work on purpose, `leasejournal recover --discard --apply` with --all, --ttl, --id \
+         or --worker. Nothing was changed",
+        path.display()
+    )
+}
+
+/// Forecasts resume for every journal of PATH (a journal or a state
+/// directory), lease ages judged at `now`. Read-only: `options` asking for
+/// a change (`--apply`, `--output`, `--check`) are refused, since only a
+/// discard changes anything.
+pub fn run_forecast(
+    path: &Path,
+    options: &WriteOptions,
+    now: f64,
+    progress: &dyn Progress,
+) -> anyhow::Result<ForecastReport> {
+    if options.check {
+        anyhow::bail!(
+            "recover --check goes with --discard: the forecast changes nothing. Nothing was changed"
+        );
+    }
+    if options.apply || options.output.is_some() {
+        anyhow::bail!("{}", no_apply(path));
+    }
+    // A state directory without journals: resume has nothing to requeue.
+    let files = match transaction::targets(path, options.kind, &[Kind::Journal]) {
+        Ok((_, files)) => files,
+        Err(_) if path.is_dir() && statedir::examine(path, None).is_ok() => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let mut forecasts = Vec::new();
+    for (path, _) in &files {
+        let (file, meta) = statedir::open_regular(path)?;
+        let meter = progress.meter(path, meta.len());
+        let advance = |n| meter.advance(n);
+        let src = Positional::file(&file, meta.len()).with_progress(&advance);
+        let mut hidden = HiddenCount::default();
+        let scan = journal::scan(src, &mut hidden).map_err(transaction::read_error(path))?;
+        meter.finish();
+        let mut forecast = self::forecast(&scan.replay, &scan.summary.tail, now, |p| {
+            Path::new(p).is_file()
+        });
+        forecast.hidden_records = hidden.records;
+        forecasts.push(ForecastFile {
+            path: path.display().to_string(),
+            forecast,
+        });
+    }
+    let mut named: Vec<(&str, &mut Forecast)> = forecasts
+        .iter_mut()
+        .map(|f| (f.path.as_str(), &mut f.forecast))
+        .collect();
+    mark_duplicates(&mut named);
+    Ok(ForecastReport {
+        schema_version: schema::RECOVER,
+        command: "recover",
+        mode: "forecast",
+        now,
+        files: forecasts,
+    })
+}
+
+/// Discards the selected leases of one journal according to the session's
+/// mode.
+fn discard_file(
+    session: &Session<'_>,
+    path: &Path,
+    request: &DiscardRequest,
+    now: f64,
+    progress: &dyn Progress,
+) -> anyhow::Result<Outcome<Discard>> {
+    let removed_temp_files = session.clean_temps(path);
+    let (file, meta) = durable::open_target(path)?;
+    let identity = Identity::of(&meta);
+    let meter = progress.meter(path, meta.len());
+    let advance = |n| meter.advance(n);
+    let src = Positional::file(&file, meta.len()).with_progress(&advance);
+    let mut scan = journal::scan(src, &mut ()).map_err(transaction::read_error(path))?;
+    meter.finish();
+    let mut plan = discard(
+        &mut scan.replay,
+        &scan.summary.tail,
+        &request.selection,
+        now,
+        request.limit,
+    );
+    drop(scan);
+    let export = |attempt: usize| match &request.export {
+        Some(p) => p.clone(),
+        None => {
+            let mut name = path.as_os_str().to_owned();
+            let suffix = if attempt == 0 {
+                String::new()
+            } else {
+                format!("-{attempt}")
+            };
+            name.push(format!(".discarded.{}{suffix}.jsonl", session.stamp()));
+            PathBuf::from(name)
+        }
+    };
+    if !plan.reclaims.is_empty() {
+        plan.export = Some(export(0).display().to_string());
+    }
+    let mut outcome = session.outcome(path, Kind::Journal, plan, removed_temp_files);
+    let plan = &outcome.plan;
+    if plan.reclaims.is_empty() {
+        outcome.note = Some("no active lease is selected: nothing to discard".into());
+        return Ok(outcome);
+    }
+    if !session.writes() {
+        return Ok(outcome);
+    }
+    failpoint::hit("planned")?;
+    // Nothing is exported for a discard that will not happen.
+    identity.check(path)?;
+    // The export first, fsynced: no work disappears without a copy. Our
+    // own default name moves aside for an earlier export of the same
+    // second; a name given with --export is never overwritten.
+    let mut attempt = 0;
+    let written_to = loop {
+        let target = export(attempt);
+        match durable::create_new(&target, &plan.export_lines) {
+            Ok(()) => break target,
+            Err(durable::WriteError::Exists { .. })
+                if request.export.is_none() && attempt < 1000 =>
+            {
+                attempt += 1;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    session.made(
+        &written_to,
+        format!(
+            "exported {} of {} to {}",
+            if plan.reclaims.len() == 1 {
+                "1 discarded lease".to_string()
+            } else {
+                format!("{} discarded leases", plan.reclaims.len())
+            },
+            path.display(),
+            written_to.display()
+        ),
+    );
+    let written_to = written_to.display().to_string();
+    outcome.plan.export = Some(written_to);
+    let plan = &outcome.plan;
+    match session.mode {
+        Mode::Output => {
+            let dest = session.destination(path);
+            durable::replace(
+                dest,
+                None,
+                true,
+                |out| {
+                    write_sealed(transaction::reopen(path, &identity)?, &plan.tail, out)?;
+                    out.write_all(&plan.append)
+                },
+                |f| check_replay(f, &plan.after).map(|()| Publish::Yes),
+            )?;
+            outcome.output = Some(dest.display().to_string());
+        }
+        _ => {
+            let plan = &outcome.plan;
+            let (backup, ended) = session.append_in_place(
+                path,
+                file,
+                &identity,
+                (&plan.tail, &plan.append, &plan.after),
+            )?;
+            outcome.backup = backup;
+            transaction::record_ended(&mut outcome.plan.tail, &mut outcome.note, ended);
+        }
+    }
+    outcome.written = true;
+    Ok(outcome)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -646,7 +891,7 @@ mod tests {
         let input = format!("{A}\n{B}\n{LEGACY}\n");
         let mut scan = journal::scan(input.as_bytes(), &mut ()).unwrap();
         let selection = Selection {
-            worker: Some(PyInt::Small(1)),
+            worker: Some(1),
             ttl: Some(3600.0),
             ..Selection::default()
         };

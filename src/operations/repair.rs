@@ -13,6 +13,8 @@
 //! names both). A glued `reclaim` that would take a lease away from resume
 //! is not applied: its line is left out (it stays in the backup). Pure:
 //! reader in, plan out; [`write_result`] streams the repaired file.
+//!
+//! [`run`] carries the plans out through the write transaction.
 
 use std::io::{self, Read, Write};
 
@@ -22,7 +24,17 @@ use crate::engine::journal::{
     self, CorruptReason, LineEvent, LineKind, LineReader, Observer, Op, Record, Replay, Scan, Tail,
     TailState, Terminator, WorkId,
 };
-use crate::operations::plan::StateView;
+use std::path::{Path, PathBuf};
+
+use crate::engine::journal::Positional;
+use crate::operations::durable::{self, Identity, Publish};
+use crate::operations::exit::Exit;
+use crate::operations::failpoint;
+use crate::operations::plan::{Mode, Outcome, Report, StateView, check_replay};
+use crate::operations::progress::Progress;
+use crate::operations::schema;
+use crate::operations::statedir::Kind;
+use crate::operations::transaction::{self, Session, Tell, WriteOptions};
 
 /// What happens to the end of the file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -528,6 +540,85 @@ fn write_lines(
         out.write_all(line.raw)?;
     }
     Ok(())
+}
+
+/// Runs `repair` over `paths` (journals or state directories): the plan
+/// of each journal, carried out when `options` say so. Returns the report
+/// and the exit status.
+pub fn run(
+    paths: &[PathBuf],
+    options: &WriteOptions,
+    progress: &dyn Progress,
+    tell: Tell<'_>,
+) -> anyhow::Result<(Report<Plan>, Exit)> {
+    let report = transaction::run_paths(
+        "repair",
+        schema::REPAIR,
+        paths,
+        options,
+        tell,
+        &[Kind::Journal],
+        |session, path, _| repair_file(session, path, progress),
+    )?;
+    let exit = transaction::exit_for(&report, Plan::is_noop);
+    Ok((report, exit))
+}
+
+/// Plans the repair of one journal and, in a writing mode, carries it out.
+fn repair_file(
+    session: &Session<'_>,
+    path: &Path,
+    progress: &dyn Progress,
+) -> anyhow::Result<Outcome<Plan>> {
+    let removed_temp_files = session.clean_temps(path);
+    let (file, meta) = durable::open_target(path)?;
+    let identity = Identity::of(&meta);
+    let meter = progress.meter(path, meta.len());
+    let advance = |n| meter.advance(n);
+    let src = Positional::file(&file, meta.len()).with_progress(&advance);
+    let (scan, salvager) = self::scan(src).map_err(transaction::read_error(path))?;
+    meter.finish();
+    let plan =
+        self::plan(&scan, salvager).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    drop(scan);
+    let mut outcome = session.outcome(path, Kind::Journal, plan, removed_temp_files);
+    let plan = &outcome.plan;
+    if plan.is_noop() {
+        outcome.note = Some("nothing to repair".into());
+        return Ok(outcome);
+    }
+    if !session.writes() {
+        return Ok(outcome);
+    }
+    failpoint::hit("planned")?;
+    let check = |f: &mut durable::Reread<'_>| check_replay(f, &plan.after).map(|()| Publish::Yes);
+    let produce =
+        |out: &mut dyn Write| write_result(transaction::reopen(path, &identity)?, plan, out);
+    match session.mode {
+        Mode::Output => {
+            let dest = session.destination(path);
+            durable::replace(dest, None, true, produce, check)?;
+            outcome.output = Some(dest.display().to_string());
+        }
+        _ if plan.rewrite => {
+            let original = durable::Original {
+                file: &file,
+                meta: &meta,
+                carry_late_appends: true,
+            };
+            let (published, backup) = session.replace_in_place(path, &original, produce, check)?;
+            outcome.backup = backup;
+            outcome.late_appends_carried = published.carried;
+        }
+        _ => {
+            let (backup, ended) =
+                session.append_in_place(path, file, &identity, (&plan.tail, &[], &plan.after))?;
+            outcome.backup = backup;
+            transaction::record_ended(&mut outcome.plan.tail, &mut outcome.note, ended);
+        }
+    }
+    outcome.written = true;
+    Ok(outcome)
 }
 
 #[cfg(test)]
