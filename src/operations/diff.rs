@@ -2,21 +2,29 @@
 //! views, keyed by task id) or two journals (their replay states), in the
 //! terms of the domain, plus the forensic facts about two journals' bytes:
 //! whether one is the other plus appended records, or where they diverge.
-//! Pure: values and readers in, a report out.
+//! The comparing is pure (values and readers in, a report out); [`run`]
+//! opens the two files, read-only.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{self, Read};
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Value as Json, json};
 
+use crate::engine::journal::Clock;
 use crate::engine::journal::{
     self, Active, LineEvent, LineKind, LineReader, Observer, Op, Replay, WorkId,
 };
 use crate::engine::json::PyInt;
-use crate::engine::snapshot::{Restored, TaskLease, TaskStats};
+use crate::engine::snapshot::{self, Restored, TaskLease, TaskStats};
+use crate::operations::exit::Exit;
+use crate::operations::input::{self, InputError, Target, in_words};
 use crate::operations::inspect::describe_effect;
 use crate::operations::plan::StateView;
+use crate::operations::schema;
+use crate::operations::statedir::Kind;
 
 /// What kind of change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -311,11 +319,6 @@ fn task_changes(id: &str, x: &TaskStats, y: &TaskStats, out: &mut Vec<Change>) {
     }
 }
 
-/// Changes by entity and kind, e.g. `task added`.
-/// The version of `diff --format json` (2: `counts` keys are identifiers,
-/// `task_changed` rather than `task changed`).
-pub const DIFF_SCHEMA_VERSION: u32 = 2;
-
 /// Changes per entity and kind, keyed `{entity}_{kind}` (`task_changed`).
 pub fn count(changes: &[Change]) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
@@ -488,11 +491,25 @@ pub enum TailKind {
     Corrupt,
 }
 
+/// How B's bytes relate to A's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relation {
+    /// The same bytes.
+    Identical,
+    /// B is A with more bytes after offset `at` (A's length).
+    Appended {
+        /// Where A ends.
+        at: u64,
+    },
+    /// They differ at offset `at`, or B ends there, before A does.
+    Differs {
+        /// The first differing offset, or B's length.
+        at: u64,
+    },
+}
+
 /// Compares two byte streams: identical, a prefix, or the first divergence.
-pub fn relate(mut a: impl Read, mut b: impl Read) -> io::Result<(u64, Option<bool>)> {
-    // Returns (offset of the first difference or of the shorter end,
-    // None when identical / Some(true) when A ended first / Some(false)
-    // when B ended first or they differ).
+pub fn relate(mut a: impl Read, mut b: impl Read) -> io::Result<Relation> {
     let mut buf_a = vec![0u8; 1 << 16];
     let mut buf_b = vec![0u8; 1 << 16];
     let mut offset = 0u64;
@@ -501,14 +518,19 @@ pub fn relate(mut a: impl Read, mut b: impl Read) -> io::Result<(u64, Option<boo
         let nb = read_full(&mut b, &mut buf_b)?;
         let n = na.min(nb);
         if let Some(i) = (0..n).find(|&i| buf_a[i] != buf_b[i]) {
-            return Ok((offset + i as u64, Some(false)));
+            return Ok(Relation::Differs {
+                at: offset + i as u64,
+            });
         }
         offset += n as u64;
-        if na != nb {
-            return Ok((offset, Some(na < nb)));
+        if na < nb {
+            return Ok(Relation::Appended { at: offset });
+        }
+        if na > nb {
+            return Ok(Relation::Differs { at: offset });
         }
         if na == 0 {
-            return Ok((offset, None));
+            return Ok(Relation::Identical);
         }
     }
 }
@@ -689,24 +711,270 @@ pub struct DiffReport {
     pub notes: Vec<String>,
 }
 
+/// Compares A and B (two journals or two snapshots; `-` is standard input
+/// for one of them), read as `kind` when given. Returns the report and the
+/// exit status as diff(1) has it: same, or different.
+pub fn run(
+    (a, b): (&Path, &Path),
+    kind: Option<Kind>,
+    filter: &Filter,
+    with_history: bool,
+) -> anyhow::Result<(DiffReport, Exit)> {
+    if input::is_stdin(a) && input::is_stdin(b) {
+        anyhow::bail!("diff reads standard input for one side only (- given for A and B)");
+    }
+    let (kind_a, prefix_a, file_a) = open_file(a, kind)?;
+    let (kind_b, prefix_b, file_b) = open_file(b, kind)?;
+    if kind_a != kind_b {
+        anyhow::bail!(
+            "cannot compare {} ({}) with {} ({}): diff compares two journals or two snapshots",
+            a.display(),
+            kind_name(kind_a),
+            b.display(),
+            kind_name(kind_b)
+        );
+    }
+    let report = match kind_a {
+        Kind::Snapshot => {
+            let bytes_a = read_all(a, prefix_a, file_a)?;
+            let bytes_b = read_all(b, prefix_b, file_b)?;
+            let mut notes = Vec::new();
+            let (ra, ua) = restored_or_empty(&bytes_a, &mut notes, "A");
+            let (rb, ub) = restored_or_empty(&bytes_b, &mut notes, "B");
+            let d = snapshots(
+                &SnapshotSide {
+                    restored: &ra,
+                    unix_clock: ua,
+                },
+                &SnapshotSide {
+                    restored: &rb,
+                    unix_clock: ub,
+                },
+                filter,
+            );
+            DiffReport {
+                schema_version: schema::DIFF,
+                kind: Kind::Snapshot,
+                a: a.display().to_string(),
+                b: b.display().to_string(),
+                identical: d.identical,
+                counts: d.counts,
+                changes: d.changes,
+                summary: Summary::Snapshot {
+                    a: d.totals_a,
+                    b: d.totals_b,
+                    clock_a: if ua { Clock::Unix } else { Clock::Legacy },
+                    clock_b: if ub { Clock::Unix } else { Clock::Legacy },
+                },
+                bytes: None,
+                history: None,
+                notes,
+            }
+        }
+        Kind::Journal => diff_journals((a, b), (&file_a, &file_b), filter, with_history)?,
+    };
+    // With --ignore, --only or --id the answer is about what is compared,
+    // as diff -I answers: nothing left to show is "same".
+    let filtered = !filter.ignore.is_empty() || filter.only.is_some() || filter.id_prefix.is_some();
+    let same = if filtered {
+        report.changes.is_empty()
+    } else {
+        report.identical
+    };
+    Ok((report, if same { Exit::Success } else { Exit::Problems }))
+}
+
+/// Opens one side: a file, never a directory.
+fn open_file(path: &Path, kind: Option<Kind>) -> Result<(Kind, Vec<u8>, File), InputError> {
+    match input::target(path, kind)? {
+        Target::File {
+            kind, prefix, file, ..
+        } => Ok((kind, prefix, file)),
+        Target::Directory(_) => Err(InputError::new(
+            path,
+            "is a directory; diff compares two files (name the journals or snapshots in it)",
+        )),
+    }
+}
+
+/// A snapshot as upstream restores it, or the empty state upstream starts
+/// with when it does not restore.
+fn restored_or_empty(bytes: &[u8], notes: &mut Vec<String>, side: &str) -> (Restored, bool) {
+    let snap = snapshot::read(bytes);
+    match snap.restored {
+        Some(r) => (r, snap.unix_clock),
+        None => {
+            notes.push(format!(
+                "{side} does not restore (unparseable or not an object): upstream would start empty"
+            ));
+            let empty = Restored {
+                shard_count: PyInt::Small(16),
+                worker_count: PyInt::Small(1),
+                steal_window: PyInt::Small(64),
+                stats: Vec::new(),
+                leases: Vec::new(),
+            };
+            (empty, false)
+        }
+    }
+}
+
+/// The rest of an opened file after the bytes already read.
+fn read_all(path: &Path, mut prefix: Vec<u8>, mut file: File) -> Result<Vec<u8>, InputError> {
+    file.read_to_end(&mut prefix)
+        .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))))?;
+    Ok(prefix)
+}
+
+/// A file read from its start, by position (the sniffing read moved its
+/// cursor; standard input is such a file too, see [`input::stdin_file`]).
+struct FromStart<'a> {
+    file: &'a File,
+    pos: u64,
+}
+
+impl Read for FromStart<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::os::unix::fs::FileExt::read_at(self.file, buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// One side, read again from its start.
+fn reopen(file: &File) -> BufReader<FromStart<'_>> {
+    BufReader::with_capacity(1 << 20, FromStart { file, pos: 0 })
+}
+
+/// Scans one side.
+fn scan(
+    path: &Path,
+    file: &File,
+    observer: &mut (dyn journal::Observer + Send),
+) -> Result<journal::Scan, InputError> {
+    let len = input::size(path, file)?;
+    journal::scan(journal::Positional::file(file, len), observer)
+        .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))))
+}
+
+/// A read error of one side.
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> InputError + '_ {
+    move |e| InputError::new(path, format!("read error: {}", in_words(&e)))
+}
+
+/// Compares two journals: their replays, then their bytes.
+fn diff_journals(
+    (a, b): (&Path, &Path),
+    (file_a, file_b): (&File, &File),
+    filter: &Filter,
+    with_history: bool,
+) -> Result<DiffReport, InputError> {
+    let relation = relate(reopen(file_a), reopen(file_b)).map_err(io_err(b))?;
+    let scan_a = scan(a, file_a, &mut ())?;
+    // Identical bytes replay identically: B is not read again.
+    let (scan_b, bytes) = match relation {
+        Relation::Identical => (None, Bytes::Identical),
+        Relation::Appended { at } => {
+            let mut from = FromOffset {
+                offset: at,
+                records: Vec::new(),
+            };
+            let scan_b = scan(b, file_b, &mut from)?;
+            let glued = scan_a.summary.tail.state != journal::TailState::Clean
+                && scan_a.summary.tail.state != journal::TailState::Empty;
+            (
+                Some(scan_b),
+                Bytes::Appended {
+                    at_offset: at,
+                    appended: from.records,
+                    glued_onto_a_torn_tail: glued,
+                },
+            )
+        }
+        Relation::Differs { at } => {
+            let scan_b = scan(b, file_b, &mut ())?;
+            if at == scan_b.summary.bytes && at < scan_a.summary.bytes {
+                (Some(scan_b), Bytes::Truncated { at_offset: at })
+            } else {
+                let (line_a, tail_a) = line_at(reopen(file_a), at).map_err(io_err(a))?;
+                let (line_b, tail_b) = line_at(reopen(file_b), at).map_err(io_err(b))?;
+                (
+                    Some(scan_b),
+                    Bytes::Diverged {
+                        offset: at,
+                        line_a,
+                        line_b,
+                        tail_a,
+                        tail_b,
+                    },
+                )
+            }
+        }
+    };
+    let replay_b = scan_b.as_ref().map_or(&scan_a.replay, |s| &s.replay);
+    let changes = replays(&scan_a.replay, replay_b, filter);
+    let history = if with_history {
+        let ids: BTreeSet<String> = changes.iter().filter_map(|c| c.id.clone()).collect();
+        let mut records = RecordsOf {
+            ids,
+            records: BTreeMap::new(),
+        };
+        scan(b, file_b, &mut records)?;
+        Some(records.records)
+    } else {
+        None
+    };
+    let identical = matches!(bytes, Bytes::Identical);
+    let state_a = StateView::of(&scan_a.replay);
+    Ok(DiffReport {
+        schema_version: schema::DIFF,
+        kind: Kind::Journal,
+        a: a.display().to_string(),
+        b: b.display().to_string(),
+        identical,
+        counts: count(&changes),
+        changes,
+        summary: Summary::Journal {
+            b: scan_b
+                .as_ref()
+                .map_or_else(|| state_a.clone(), |s| StateView::of(&s.replay)),
+            a: state_a,
+        },
+        bytes: Some(bytes),
+        history,
+        notes: Vec::new(),
+    })
+}
+
+/// "a journal" or "a snapshot".
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Journal => "a journal",
+        Kind::Snapshot => "a snapshot",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn relate_finds_prefixes_and_divergence() {
-        assert_eq!(relate(&b"abc"[..], &b"abc"[..]).unwrap(), (3, None));
+        assert_eq!(
+            relate(&b"abc"[..], &b"abc"[..]).unwrap(),
+            Relation::Identical
+        );
         assert_eq!(
             relate(&b"abc"[..], &b"abcdef"[..]).unwrap(),
-            (3, Some(true))
+            Relation::Appended { at: 3 }
         );
         assert_eq!(
             relate(&b"abcdef"[..], &b"abc"[..]).unwrap(),
-            (3, Some(false))
+            Relation::Differs { at: 3 }
         );
         assert_eq!(
             relate(&b"abXdef"[..], &b"abcdef"[..]).unwrap(),
-            (2, Some(false))
+            Relation::Differs { at: 2 }
         );
     }
 

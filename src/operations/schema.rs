@@ -16,5 +16,6 @@ pub const REPAIR: u32 = 1;
 pub const MIGRATE: u32 = 2;
 /// `compact`.
 pub const COMPACT: u32 = 1;
-/// `diff`.
+/// `diff` (2: `counts` keys are identifiers, `task_changed` rather than
+/// `task changed`).
 pub const DIFF: u32 = 2;
