@@ -172,7 +172,7 @@ struct StandardOutput<W> {
 
 impl<W: Write> StandardOutput<W> {
     fn named(err: io::Error) -> io::Error {
-        let words = crate::operations::input::in_words(&err);
+        let words = crate::operations::words::in_words(&err);
         io::Error::new(
             err.kind(),
             format!("standard output: cannot write: {words}"),

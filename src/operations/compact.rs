@@ -293,7 +293,7 @@ fn compact_file(
     .map_err(read_error)?;
     meter.finish();
     if !drop_hidden {
-        transaction::refuse_hidden(path, &hidden)?;
+        transaction::refuse_hidden(path, hidden.records)?;
     }
     let plan = self::plan(
         scan.replay,

@@ -20,11 +20,12 @@ use crate::engine::journal::{
 use crate::engine::json::PyInt;
 use crate::engine::snapshot::{self, Restored, TaskLease, TaskStats};
 use crate::operations::exit::Exit;
-use crate::operations::input::{self, InputError, Target, in_words};
+use crate::operations::input::{self, InputError, Target};
 use crate::operations::inspect::describe_effect;
 use crate::operations::plan::StateView;
 use crate::operations::schema;
 use crate::operations::statedir::Kind;
+use crate::operations::words::in_words;
 
 /// What kind of change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

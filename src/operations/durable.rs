@@ -143,7 +143,7 @@ impl std::fmt::Display for WriteError {
                 f,
                 "{}: cannot {action}: {}",
                 path.display(),
-                crate::operations::input::in_words(err)
+                crate::operations::words::in_words(err)
             ),
             WriteError::Verify { path, detail } => write!(
                 f,
@@ -1135,7 +1135,7 @@ fn replace_then(
             done,
             format!(
                 "could not fsync its directory: {}",
-                crate::operations::input::in_words(&err)
+                crate::operations::words::in_words(&err)
             ),
         )
     })?;
@@ -1148,7 +1148,7 @@ fn replace_then(
     drop(result_lease);
     let synced = sync_dir(parent(target)).map_err(|err| {
         let why = match &err {
-            WriteError::Io { err, .. } => crate::operations::input::in_words(err),
+            WriteError::Io { err, .. } => crate::operations::words::in_words(err),
             other => other.to_string(),
         };
         WriteError::after(
@@ -1180,7 +1180,7 @@ fn settle(
 ) -> Result<Option<Carried>, WriteError> {
     let done = "was rewritten";
     let planned = original.meta.len();
-    let words = |err: &io::Error| crate::operations::input::in_words(err);
+    let words = |err: &io::Error| crate::operations::words::in_words(err);
     // With the read lease, no writer has the old file open any more, and
     // none can open it again: it has no name. What it holds is final.
     let old = lease(original.file, libc::F_RDLCK);
@@ -1349,7 +1349,7 @@ impl std::fmt::Display for SourceError {
             f,
             "{}: cannot read: {}",
             self.path.display(),
-            crate::operations::input::in_words(&self.err)
+            crate::operations::words::in_words(&self.err)
         )
     }
 }
@@ -1620,7 +1620,7 @@ pub fn append(
             path: target.to_path_buf(),
         });
     }
-    let words = |err: &io::Error| crate::operations::input::in_words(err);
+    let words = |err: &io::Error| crate::operations::words::in_words(err);
     let mut sealed = Sealed::AsPlanned;
     let mut done: Option<&str> = None;
     let terminate = |file: &File| (&mut &*file).write_all(b"\n");

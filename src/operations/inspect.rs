@@ -18,10 +18,12 @@ use crate::engine::journal::{
 };
 use crate::engine::json::{self, PyInt};
 use crate::engine::snapshot::{self, RestoreChanges, TaskLease};
-use crate::operations::input::{self, InputError, Target, in_words};
+use crate::operations::input::{self, InputError, Target};
 use crate::operations::progress::Progress;
 use crate::operations::schema;
 use crate::operations::statedir::{self, Kind, MasterLock, StateDir, TempFile};
+pub use crate::operations::words::duration; // TEMP: until verify moves
+use crate::operations::words::in_words;
 
 /// Filters and extras for a journal inspection.
 #[derive(Clone, Debug, Default)]
@@ -531,34 +533,4 @@ pub fn ignored_total(summary: &Summary) -> u64 {
         .filter(|(r, _)| !matches!(r, IgnoreReason::Blank))
         .map(|(_, n)| n)
         .sum()
-}
-
-/// A duration in the two largest units: `3d 4h`, `12m 5s`, `0s`.
-pub fn duration(seconds: f64) -> String {
-    if !seconds.is_finite() {
-        return "∞".to_string();
-    }
-    let s = seconds.abs().floor() as u64;
-    let units = [
-        (86400 * 365, "y"),
-        (86400, "d"),
-        (3600, "h"),
-        (60, "m"),
-        (1, "s"),
-    ];
-    let mut parts = Vec::new();
-    let mut rest = s;
-    for (size, name) in units {
-        if rest >= size && parts.len() < 2 {
-            parts.push(format!("{}{name}", rest / size));
-            rest %= size;
-        } else if !parts.is_empty() {
-            break;
-        }
-    }
-    if parts.is_empty() {
-        "0s".to_string()
-    } else {
-        parts.join(" ")
-    }
 }

@@ -20,13 +20,13 @@ use crate::operations::compact::{self, Measured};
 use crate::operations::durable::{self, Identity, Publish};
 use crate::operations::exit::Exit;
 use crate::operations::failpoint;
-use crate::operations::input::in_words;
 use crate::operations::plan::{Mode, Outcome, Reclaim, Report, check_replay, reclaims};
 use crate::operations::progress::Progress;
 use crate::operations::repair::HiddenCount;
 use crate::operations::schema;
 use crate::operations::statedir::Kind;
 use crate::operations::transaction::{self, CompareSink, Session, Tell, WriteOptions};
+use crate::operations::words::in_words;
 
 /// What `migrate` does to one file.
 #[derive(Debug, Serialize)]
@@ -193,7 +193,7 @@ fn migrate_journal(
     }
     let clockless_records = scan.summary.clocks.unmarked;
     if clockless_records > 0 {
-        transaction::refuse_hidden(path, &hidden)?;
+        transaction::refuse_hidden(path, hidden.records)?;
     }
     let plan = compact::plan(scan.replay, scan.summary.lines, scan.summary.bytes, false)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;

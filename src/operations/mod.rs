@@ -5,6 +5,7 @@
 pub mod compact;
 pub mod diff;
 pub mod durable;
+pub mod error;
 pub mod exit;
 pub mod failpoint;
 pub mod input;
@@ -18,3 +19,4 @@ pub mod schema;
 pub mod statedir;
 pub mod transaction;
 pub mod verify;
+pub mod words;

@@ -50,7 +50,7 @@ pub fn check_replay(src: impl Read + Send, planned: &StateView) -> Result<(), St
     // doubling would briefly hold two copies of it.
     let replay = Replay::with_capacity(planned.active, planned.completed);
     let scan = journal::scan_into(src, replay, &mut ())
-        .map_err(|e| format!("re-read failed: {}", crate::operations::input::in_words(&e)))?;
+        .map_err(|e| format!("re-read failed: {}", crate::operations::words::in_words(&e)))?;
     let got = StateView::of(&scan.replay);
     if &got == planned {
         Ok(())
@@ -237,6 +237,28 @@ pub struct Report<P: Serialize> {
     pub mode: Mode,
     /// Per file, in the order they were handled.
     pub files: Vec<Outcome<P>>,
+}
+
+/// What happens to the end of the file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum TailFix {
+    /// Nothing: it ends with a terminator.
+    None,
+    /// A torn (or zero-filled) tail is cut off.
+    Cut {
+        /// Where the cut starts.
+        offset: u64,
+        /// Bytes removed.
+        bytes: u64,
+        /// Of those, NUL bytes.
+        zero_bytes: u64,
+    },
+    /// A complete last record gets its missing newline.
+    Terminate {
+        /// Where the newline goes.
+        offset: u64,
+    },
 }
 
 #[cfg(test)]

@@ -36,27 +36,7 @@ use crate::operations::schema;
 use crate::operations::statedir::Kind;
 use crate::operations::transaction::{self, Session, Tell, WriteOptions};
 
-/// What happens to the end of the file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "action", rename_all = "kebab-case")]
-pub enum TailFix {
-    /// Nothing: it ends with a terminator.
-    None,
-    /// A torn (or zero-filled) tail is cut off.
-    Cut {
-        /// Where the cut starts.
-        offset: u64,
-        /// Bytes removed.
-        bytes: u64,
-        /// Of those, NUL bytes.
-        zero_bytes: u64,
-    },
-    /// A complete last record gets its missing newline.
-    Terminate {
-        /// Where the newline goes.
-        offset: u64,
-    },
-}
+pub use crate::operations::plan::TailFix;
 
 /// Why a line's record was invisible to upstream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

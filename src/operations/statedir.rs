@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::operations::input::{InputError, in_words};
+use crate::operations::error::InputError;
+use crate::operations::words::in_words;
 
 /// The main lease journal.
 pub const WORK_LEASES: &str = ".work_leases.jsonl";

@@ -12,9 +12,9 @@ use std::time::Duration;
 use crate::operations::durable::{self, Identity, MasterLock, WriteError};
 use crate::operations::exit::Exit;
 use crate::operations::input::InputError;
-use crate::operations::plan::{Mode, Outcome, Report, StateView};
-use crate::operations::repair::TailFix;
+use crate::operations::plan::{Mode, Outcome, Report, StateView, TailFix};
 use crate::operations::statedir::{self, Kind};
+use crate::operations::words::plural;
 
 /// How a writing command writes: the options the face parsed.
 #[derive(Clone, Debug, Default)]
@@ -86,7 +86,7 @@ impl<'a> Session<'a> {
                     let who: Vec<String> = pids.iter().map(|p| format!("pid {p}")).collect();
                     tell(format_args!(
                         "waiting up to {} for {} to release {}",
-                        crate::operations::inspect::duration(args.lock_timeout.unwrap_or(0.0)),
+                        crate::operations::words::duration(args.lock_timeout.unwrap_or(0.0)),
                         if who.is_empty() {
                             "a running master".to_string()
                         } else {
@@ -360,15 +360,12 @@ pub fn run_paths<P: serde::Serialize>(
 
 /// A compaction drops the lines upstream ignores; refuses when those hide
 /// records that `repair` can bring back, so that no lease is lost.
-pub fn refuse_hidden(
-    path: &Path,
-    hidden: &crate::operations::repair::HiddenCount,
-) -> anyhow::Result<()> {
-    if hidden.records > 0 {
+pub fn refuse_hidden(path: &Path, hidden_records: usize) -> anyhow::Result<()> {
+    if hidden_records > 0 {
         anyhow::bail!(
             "{}: {} hidden in lines upstream ignores (glued, behind a byte order mark or before a zero fill) would be dropped; run `leasejournal repair --apply {}` first. Nothing was changed",
             path.display(),
-            crate::render::plural(hidden.records as u64, "record is", "records are"),
+            plural(hidden_records as u64, "record is", "records are"),
             crate::operations::verify::shell_quote(&path.display().to_string())
         );
     }
@@ -464,7 +461,7 @@ pub fn read_error(path: &Path) -> impl Fn(io::Error) -> anyhow::Error + Copy + '
         anyhow::anyhow!(
             "{}: read error: {}",
             path.display(),
-            crate::operations::input::in_words(&e)
+            crate::operations::words::in_words(&e)
         )
     }
 }

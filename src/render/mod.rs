@@ -174,7 +174,7 @@ pub fn utc(seconds: f64) -> String {
     }
 }
 
-pub use crate::operations::inspect::duration;
+pub use crate::operations::words::{count, duration, plural};
 
 /// An age relative to now: `3h 2m ago` or, for a time in the future,
 /// `in 5m`.
@@ -186,30 +186,12 @@ pub fn age(seconds: f64) -> String {
     }
 }
 
-/// `n` (with thousands separators) and the noun, singular or plural.
-pub fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{} {}", count(n), if n == 1 { one } else { many })
-}
-
 /// A number already written out (a Python integer) and the noun, singular
 /// for exactly 1.
 pub fn noun(n: impl std::fmt::Display, one: &str, many: &str) -> String {
     let n = n.to_string();
     let word = if n == "1" { one } else { many };
     format!("{n} {word}")
-}
-
-/// A count with thousands separators (`1,000,000`).
-pub fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

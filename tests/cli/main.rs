@@ -7,6 +7,7 @@ mod faults;
 mod fidelity;
 mod inspect;
 mod jsontestsuite;
+mod layout;
 mod man;
 mod powerloss;
 mod properties;
