@@ -1,0 +1,5 @@
+//! `verify` as data: the finding catalog, the checks and the report.
+
+mod checks;
+
+pub use checks::*;
