@@ -17,6 +17,7 @@ use super::output::{
 use crate::engine::journal::Positional;
 use crate::operations::recover::{self, Forecast};
 use crate::operations::statedir::{self, Kind};
+use crate::operations::verify::Code;
 use crate::operations::verify::{
     self, CHECKED, CheckError, FileCounts, Findings, NOT_CHECKABLE, RemedyTargets, Settings,
     SettingsReport, TargetReport, VERIFY_SCHEMA_VERSION, Verdict, VerifyReport,
@@ -81,7 +82,7 @@ pub struct VerifyArgs {
         value_parser = super::explain::CodeParser,
         hide_possible_values = true
     )]
-    pub ignore: Vec<String>,
+    pub ignore: Vec<Code>,
 
     /// Show at most N examples per code (0: all); counts stay exact.
     #[arg(long = "max-examples", allow_negative_numbers = true, value_name = "N", default_value_t = 10, value_parser = parse_count)]
@@ -262,7 +263,7 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         ttl: args.ttl,
         skew: args.skew,
         max_examples: args.max_examples,
-        ignore: args.ignore.iter().cloned().collect::<BTreeSet<_>>(),
+        ignore: args.ignore.iter().copied().collect::<BTreeSet<_>>(),
     };
     let kind = args.kind.map(KindArg::kind);
     // Read once for every path: who holds which lock.

@@ -1,9 +1,8 @@
-//! `verify` as data: the finding catalog and the checks. Pure: files come
-//! in as readers or bytes, findings go out as values; the caller passes
-//! `now`, the TTL and the skew.
+//! `verify` as data: the checks. Pure: files come in as readers or bytes,
+//! findings go out as values; the caller passes `now`, the TTL and the
+//! skew.
 //!
-//! Codes are part of the public interface: never renamed or reused. Each
-//! line upstream's loader ignores yields exactly one finding saying why
+//! Each line upstream's loader ignores yields exactly one finding saying why
 //! (see [`ignore_code`]); protocol checks (F314 L1, L2, L4, L5, L6) run on
 //! the replay; snapshot checks on upstream's restore.
 
@@ -18,289 +17,7 @@ use crate::engine::journal::{
 };
 use crate::engine::snapshot;
 use crate::operations::statedir::{MasterLock, TempFile};
-
-/// How much a finding matters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Worth knowing; never fails a check.
-    Info,
-    /// Worth a look; fails only with `--strict`.
-    Warning,
-    /// Resuming loses or corrupts recovery state.
-    Error,
-}
-
-impl Severity {
-    /// The lowercase name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
-/// The command that fixes a finding, if there is one. A remedy is never a
-/// command that appends a `reclaim`: that would take the work away from
-/// the master's resume.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Remedy {
-    /// `leasejournal repair --apply PATH` (the checked journal or directory).
-    Repair,
-    /// `leasejournal migrate --apply SNAPSHOT`.
-    MigrateSnapshot,
-}
-
-/// One entry of the catalog.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct CodeInfo {
-    /// The stable code.
-    pub code: &'static str,
-    /// Its severity, judged by one question: does resuming now lose,
-    /// duplicate or misattribute work? (`error`: yes; `warning`: a loss
-    /// that already happened and that resuming cannot make worse, or
-    /// something worth a look; `info`: no.)
-    pub severity: Severity,
-    /// Where it applies: `journal`, `protocol`, `snapshot` or `directory`.
-    pub scope: &'static str,
-    /// What it means.
-    pub meaning: &'static str,
-    /// Why it matters, and why it has this severity.
-    pub why: &'static str,
-    /// What upstream does with it.
-    pub upstream: &'static str,
-    /// What to do about it.
-    pub fix: &'static str,
-    /// The command that fixes it, when one does.
-    pub remedy: Option<Remedy>,
-}
-
-macro_rules! catalog {
-    ($( $code:literal, $sev:ident, $scope:literal, $meaning:literal, $why:literal, $upstream:literal, $fix:literal, $remedy:expr; )*) => {
-        /// Every finding code, in the order the documentation lists them.
-        pub const CATALOG: &[CodeInfo] = &[
-            $( CodeInfo { code: $code, severity: Severity::$sev, scope: $scope, meaning: $meaning, why: $why, upstream: $upstream, fix: $fix, remedy: $remedy }, )*
-        ];
-    };
-}
-
-const REPAIR: Option<Remedy> = Some(Remedy::Repair);
-
-catalog! {
-    "torn-tail", Error, "journal",
-        "The last line has no terminator and does not parse: a crash mid-append.",
-        "An error because resuming loses work: resume's first append (a reclaim, or with no active lease the next dispatch's lease) is concatenated onto the fragment, and on the next load both are lost as one corrupt line.",
-        "Ignores the line silently, and appends onto it without checking.",
-        "leasejournal repair --apply (cuts the fragment, keeping it in the backup; no lease is touched)", REPAIR;
-    "zero-filled-tail", Error, "journal",
-        "The file ends in NUL bytes, as some filesystems leave it after a power loss.",
-        "An error because resuming loses work: the NULs form an unterminated last line, and resume's first append glues onto it and is lost on the next load.",
-        "Ignores the NUL line silently, and appends onto it.",
-        "leasejournal repair --apply (cuts the zero fill, keeping it in the backup)", REPAIR;
-    "unterminated-tail", Error, "journal",
-        "The last record is complete but has no newline.",
-        "An error because resuming loses work: upstream reads the record, but resume's first append is concatenated onto it, and on the next load both the record and the appended one are lost as one corrupt line.",
-        "Reads the record, then appends onto it without a newline.",
-        "leasejournal repair --apply (adds the newline)", REPAIR;
-    "glued-record", Error, "journal",
-        "A torn fragment with a complete record glued after it on one line.",
-        "An error because resuming makes the loss permanent: the glued lease, done or reclaim never happened as far as upstream knows, so its work is not requeued, and the master's next compaction drops the line; repair can still bring the record back.",
-        "Ignores the whole line silently.",
-        "leasejournal repair --apply (splits the record back onto a line of its own; a glued reclaim that would take a lease away from resume is left out instead)", REPAIR;
-    "corrupt-line", Warning, "journal",
-        "A line that is not valid JSON (or nests too deep, or holds an integer beyond 4300 digits) and is not the last line.",
-        "Whatever the line recorded was lost when it was written; resuming cannot make that worse. A corrupt line in the middle means the file was damaged or edited.",
-        "Ignores the line silently.",
-        "Look at it with leasejournal inspect --history; fix it by hand if you know what it held (the master's next compaction drops it)", None;
-    "invalid-utf8", Warning, "journal",
-        "Bytes that are not valid UTF-8.",
-        "Upstream deletes them before parsing. Between tokens that changes nothing; inside a string it changes the value, and a lease whose payload changed is reported as payload-id-mismatch too. Either way the loss, if any, already happened and resuming cannot make it worse.",
-        "Deletes the bytes before parsing (errors=\"ignore\").",
-        "leasejournal compact --apply rewrites the surviving records cleanly", None;
-    "bom", Error, "journal",
-        "The first line starts with a UTF-8 byte order mark.",
-        "An error because resuming makes the loss permanent: the first record is invisible to upstream, so its work is not requeued; repair can still bring it back.",
-        "Ignores the first line: Python's json rejects the BOM.",
-        "leasejournal repair --apply (removes the three BOM bytes, so the record counts again)", REPAIR;
-    "duplicate-member", Warning, "journal",
-        "A JSON object with a repeated member name, at any depth.",
-        "Upstream never saw the record; resuming cannot make that worse.",
-        "Ignores the record (its loader rejects duplicates).",
-        "Fix the line by hand (the master's next compaction drops it)", None;
-    "non-finite-number", Warning, "journal",
-        "NaN, Infinity or -Infinity, or a payload number that overflows to infinity.",
-        "Upstream never saw the record; resuming cannot make that worse.",
-        "Ignores the record.",
-        "Fix the line by hand (the master's next compaction drops it)", None;
-    "not-an-object", Warning, "journal",
-        "A line that is valid JSON but not an object.",
-        "Nothing upstream writes looks like this: the file was edited or mixed with another. No record was lost to it.",
-        "Ignores the line.",
-        "leasejournal compact --apply drops it", None;
-    "blank-line", Info, "journal",
-        "A line with only whitespace.",
-        "Harmless; upstream never writes one.",
-        "Ignores the line.",
-        "Nothing to do (compact removes it)", None;
-    "bad-id", Warning, "journal",
-        "A record whose id is missing or not 64 lowercase hex characters.",
-        "Upstream never saw the record; resuming cannot make that worse.",
-        "Ignores the record without counting it.",
-        "Fix the line by hand (the master's next compaction drops it)", None;
-    "payload-id-mismatch", Warning, "journal",
-        "A lease whose payload does not hash to its id: a spliced or edited record.",
-        "Upstream never saw the lease, so its work is not recovered; resuming cannot make that worse.",
-        "Ignores the lease.",
-        "Find the real payload with leasejournal inspect --history ID", None;
-    "rejected-field", Warning, "journal",
-        "A lease whose payload, worker, time, attempts or clock upstream refuses (not an object, negative, boolean, non-finite, unknown clock).",
-        "Upstream never saw the lease, so its work is not recovered; resuming cannot make that worse.",
-        "Ignores the lease.",
-        "Fix the field by hand", None;
-    "lenient-field", Warning, "journal",
-        "A lease value upstream converts: \"worker\":\"3\", 2.9, attempts 0 or missing, time as a string, null or integer.",
-        "Upstream accepts it, but it was not written by upstream, and the converted value may not be what was meant. Resume requeues the work all the same.",
-        "Converts the value (int(worker or 0), float(time or 0.0), int(attempts or 1)).",
-        "leasejournal compact --apply writes the converted values canonically", None;
-    "unknown-op", Warning, "journal",
-        "A record whose op is not lease, done or reclaim.",
-        "It has no effect; it was written by another tool or by hand.",
-        "Counts it as an event and ignores it.",
-        "leasejournal compact --apply drops it", None;
-    "unknown-field", Info, "journal",
-        "A record with members upstream does not read.",
-        "Compaction drops them, upstream's and ours alike.",
-        "Ignores the members.",
-        "Nothing to do", None;
-    "non-canonical-encoding", Info, "journal",
-        "A record not byte-identical to upstream's own encoding (key order, separators, escaping, number form).",
-        "It was written by hand or by another tool.",
-        "Reads it like any other record.",
-        "leasejournal compact --apply rewrites records canonically", None;
-    "double-lease", Warning, "protocol",
-        "L1: a lease for an id that is already active.",
-        "Ownership moved without a reclaim: two workers may have run the same work. That already happened; resume reclaims the survivor and requeues the work once, so it cannot make it worse.",
-        "Replay lets the last lease win.",
-        "Inspect with leasejournal inspect --history ID", None;
-    "lease-after-done", Warning, "protocol",
-        "A completed id leased again.",
-        "The work was dispatched twice; if the second lease is still active, resume requeues it once more. Nothing is lost.",
-        "Replay re-activates the id.",
-        "Nothing to undo; check what re-dispatched it", None;
-    "orphan-done", Warning, "protocol",
-        "L2: a done for an id that is not active (never leased, reclaimed, or done before its lease).",
-        "A completion upstream does not count: if the lease is still active, resume requeues work that may be finished. Running it again costs time and loses nothing; no file tells which record is the truth.",
-        "Ignores it.",
-        "Inspect with leasejournal inspect --history ID", None;
-    "orphan-reclaim", Info, "protocol",
-        "A reclaim for an id that is not active.",
-        "Harmless: reclaims are idempotent.",
-        "Ignores it.",
-        "Nothing to do", None;
-    "legacy-clock-lease", Info, "protocol",
-        "L4/L5: an active lease without the unix clock marker; its time is a monotonic reading from an earlier boot.",
-        "Its time is meaningless now, but resume reclaims and requeues every non-unix lease whatever its time, so L5 holds without any change to the file.",
-        "recover_expired reclaims every non-unix lease unconditionally, and resume requeues its work.",
-        "Nothing to do; resume migrates it (leasejournal recover shows the forecast)", None;
-    "seed-missing", Error, "protocol",
-        "An active lease whose payload has no path, or whose seed path is not a file on this host, and that has no continuation.",
-        "An error because resuming loses the work for good: resume reclaims the lease, cannot rebuild the work item and drops it, and nothing else remembers it. Relative paths are looked up from verify's working directory: run it where the master runs.",
-        "_recoverable_work_item_from_lease_payload returns None; the reclaim is appended all the same.",
-        "Restore the seed (mount the AFL output directory, run from the master's working directory) before resuming; leasejournal recover lists every item resume drops", None;
-    "requeued-twice", Warning, "protocol",
-        "Two active leases (in one journal, or one in each) that resume rebuilds into the same work item.",
-        "Resume does not de-duplicate: the work is queued, and runs, twice. Nothing is lost.",
-        "Appends the deferred journal's items, then the work journal's, to the queue as they come.",
-        "Nothing to do; leasejournal recover shows both", None;
-    "future-lease", Warning, "protocol",
-        "L4: an active unix-clock lease dated after now plus the skew.",
-        "A wall-clock rollback or a bad time. Resume reclaims with a TTL of 0, so the work is requeued all the same; ages and TTL expiry at run time are unreliable.",
-        "Reclaims it only when the TTL is 0 (as resume does).",
-        "Check the host clock (NTP)", None;
-    "clock-regression", Warning, "protocol",
-        "Unix timestamps going backwards by more than the skew between consecutive records.",
-        "The wall clock was set back while the master ran: lease ages are unreliable.",
-        "Does not look at record order.",
-        "Check the host clock (NTP)", None;
-    "expired-lease", Info, "protocol",
-        "An active unix lease at least the TTL old.",
-        "Resume reclaims it and requeues the work.",
-        "recover_expired reclaims it.",
-        "Nothing to do (leasejournal recover shows what resume requeues)", None;
-    "deferred-done", Warning, "protocol",
-        "A done in .dispatch_protocol_deferred.jsonl, which upstream never writes there.",
-        "The file was edited or mixed up with the work journal.",
-        "Applies it like any done.",
-        "Inspect the file; compare with .work_leases.jsonl", None;
-    "snapshot-corrupt", Error, "snapshot",
-        "The snapshot does not parse, is not a JSON object, or is not valid UTF-8.",
-        "An error because resuming loses state for good: the coordinator starts empty, every statistic (rewards, completions, failures, costs) is lost, and the master's next save overwrites the file.",
-        "Catches the error and starts with an empty coordinator.",
-        "Restore it from a backup (leasejournal diff compares them)", None;
-    "snapshot-legacy-clock", Warning, "snapshot",
-        "L4: no \"clock\":\"unix\": last_lease and last_complete are monotonic readings.",
-        "Those times are meaningless after a reboot; restore zeroes them, which loses nothing that was still true.",
-        "Restore zeroes them.",
-        "leasejournal migrate --apply SNAPSHOT (writes exactly what upstream writes after restoring it)", Some(Remedy::MigrateSnapshot);
-    "snapshot-inherited-lease", Info, "snapshot",
-        "L6: a state lease of the previous coordinator epoch.",
-        "Its MPI rank no longer owns anything.",
-        "Restore makes it stale; the first recovery adds a failure to its task.",
-        "Nothing to do", None;
-    "snapshot-dropped-entry", Error, "snapshot",
-        "An entry restore drops: not an object, a bad task_id, or a value it cannot convert.",
-        "An error because resuming loses it for good: restore skips that task's statistics or lease, and the master's next save overwrites the file without it.",
-        "Skips the entry.",
-        "Fix the entry by hand before resuming", None;
-    "snapshot-truncated", Warning, "snapshot",
-        "More than 65536 stats or leases.",
-        "The oldest entries are not restored; that is upstream's own retention window, which no fix can widen.",
-        "Restore keeps only the last 65536 of each.",
-        "Nothing to do", None;
-    "snapshot-non-finite", Warning, "snapshot",
-        "NaN or Infinity values.",
-        "Statistics that cannot be averaged or compared.",
-        "Restores infinities as they are and NaN as 0.0.",
-        "Fix the values by hand", None;
-    "snapshot-duplicate-member", Warning, "snapshot",
-        "A JSON object with a repeated member name.",
-        "One of the values is silently discarded.",
-        "The last value wins.",
-        "Fix the file by hand", None;
-    "snapshot-lease-without-stats", Warning, "snapshot",
-        "A state lease whose task has no stats entry.",
-        "Its recovery failure is counted nowhere.",
-        "Restores the lease; recovery skips the missing stats.",
-        "Nothing to do", None;
-    "stale-temp-file", Warning, "directory",
-        "A *.tmp file left by a crashed compaction or snapshot save.",
-        "It wastes space and may hide a failed rewrite; resume never reads it.",
-        "Never cleans these up.",
-        "Remove it once nothing is running (leasejournal removes its own under the lock)", None;
-    "live-master", Warning, "directory",
-        ".master-queue.lock is held: a master is running.",
-        "The files are changing while they are read, and a second master refuses to start: the verdict is busy (exit 3).",
-        "A second master refuses to start.",
-        "Stop the master, or check again later", None;
-    "leasejournal-backups", Info, "directory",
-        "Backups (FILE.bak.<UTC>) and discard exports (FILE.discarded.<UTC>.jsonl) that leasejournal left next to the state files.",
-        "Upstream never reads them; they only take space. They are the way back from a change, and an export holds discarded work.",
-        "Ignores them.",
-        "Remove them once the campaign has resumed and you need no way back: rm DIR/.*.bak.* DIR/.*.discarded.*.jsonl", None;
-    "missing-journal", Info, "directory",
-        "A state directory without .work_leases.jsonl.",
-        "Nothing to recover, or the journal is disabled (SYMCC_WORK_LEASES=0).",
-        "Starts with an empty journal.",
-        "Nothing to do", None;
-}
-
-/// The catalog entry of a code.
-pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
-    CATALOG.iter().find(|c| c.code == code)
-}
+use crate::operations::verify::catalog::{Code, Remedy, Severity};
 
 /// `n` and the noun, singular for exactly 1.
 fn plural_en(n: u64, one: &str, many: &str) -> String {
@@ -308,38 +25,32 @@ fn plural_en(n: u64, one: &str, many: &str) -> String {
 }
 
 /// The code of the finding that explains why upstream ignored a line.
-pub fn ignore_code(reason: IgnoreReason) -> &'static str {
+pub fn ignore_code(reason: IgnoreReason) -> Code {
     match reason {
-        IgnoreReason::Blank => "blank-line",
-        IgnoreReason::TornTail => "torn-tail",
-        IgnoreReason::GluedRecord => "glued-record",
-        IgnoreReason::Bom => "bom",
-        IgnoreReason::DuplicateMember => "duplicate-member",
-        IgnoreReason::NonFiniteNumber | IgnoreReason::PayloadNotFinite => "non-finite-number",
+        IgnoreReason::Blank => Code::BlankLine,
+        IgnoreReason::TornTail => Code::TornTail,
+        IgnoreReason::GluedRecord => Code::GluedRecord,
+        IgnoreReason::Bom => Code::Bom,
+        IgnoreReason::DuplicateMember => Code::DuplicateMember,
+        IgnoreReason::NonFiniteNumber | IgnoreReason::PayloadNotFinite => Code::NonFiniteNumber,
         IgnoreReason::TooDeep | IgnoreReason::IntegerTooLong | IgnoreReason::Corrupt => {
-            "corrupt-line"
+            Code::CorruptLine
         }
-        IgnoreReason::NotAnObject => "not-an-object",
-        IgnoreReason::BadId => "bad-id",
-        IgnoreReason::PayloadNotObject | IgnoreReason::RejectedField => "rejected-field",
-        IgnoreReason::PayloadIdMismatch => "payload-id-mismatch",
-        IgnoreReason::OrphanDone => "orphan-done",
-        IgnoreReason::OrphanReclaim => "orphan-reclaim",
-        IgnoreReason::UnknownOp => "unknown-op",
+        IgnoreReason::NotAnObject => Code::NotAnObject,
+        IgnoreReason::BadId => Code::BadId,
+        IgnoreReason::PayloadNotObject | IgnoreReason::RejectedField => Code::RejectedField,
+        IgnoreReason::PayloadIdMismatch => Code::PayloadIdMismatch,
+        IgnoreReason::OrphanDone => Code::OrphanDone,
+        IgnoreReason::OrphanReclaim => Code::OrphanReclaim,
+        IgnoreReason::UnknownOp => Code::UnknownOp,
     }
 }
-
-/// Invariants of F314 the checks cover.
-pub const CHECKED: &[&str] = &["L1", "L2", "L4", "L5", "L6"];
-/// Invariants no file shows: L3 (runtime counters of refused leases) and
-/// L7 (the master's authoritative result identity).
-pub const NOT_CHECKABLE: &[&str] = &["L3", "L7"];
 
 /// One problem, located.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
     /// The stable code.
-    pub code: &'static str,
+    pub code: Code,
     /// Its severity.
     pub severity: Severity,
     /// The file (or directory) it is in.
@@ -372,7 +83,7 @@ pub struct Settings {
     /// Examples kept per code (0: all). Counts stay exact.
     pub max_examples: usize,
     /// Codes to leave out entirely.
-    pub ignore: BTreeSet<String>,
+    pub ignore: BTreeSet<Code>,
 }
 
 /// Findings of one run: exact counts, bounded examples.
@@ -381,11 +92,11 @@ pub struct Findings {
     /// Kept findings, in discovery order.
     pub examples: Vec<Finding>,
     /// Findings per code (exact).
-    pub counts: BTreeMap<&'static str, u64>,
+    pub counts: BTreeMap<Code, u64>,
     /// Findings per severity (exact).
     pub by_severity: BTreeMap<Severity, u64>,
     /// Findings per file and code (exact), files in discovery order.
-    pub by_file: Vec<(String, BTreeMap<&'static str, u64>)>,
+    pub by_file: Vec<(String, BTreeMap<Code, u64>)>,
     /// The remedies the findings call for.
     pub remedies: BTreeSet<Remedy>,
 }
@@ -417,14 +128,14 @@ impl Findings {
     pub fn push(
         &mut self,
         settings: &Settings,
-        code: &'static str,
+        code: Code,
         severity: Severity,
         remedy: Option<Remedy>,
         file: &str,
         at: At<'_>,
         message: impl FnOnce() -> String,
     ) {
-        if settings.ignore.contains(code) {
+        if settings.ignore.contains(&code) {
             return;
         }
         let count = self.counts.entry(code).or_default();
@@ -464,15 +175,20 @@ impl Findings {
     pub fn add(
         &mut self,
         settings: &Settings,
-        code: &'static str,
+        code: Code,
         file: &str,
         at: At<'_>,
         message: impl FnOnce() -> String,
     ) {
-        let info = lookup(code);
-        let severity = info.map_or(Severity::Error, |c| c.severity);
-        let remedy = info.and_then(|c| c.remedy);
-        self.push(settings, code, severity, remedy, file, at, message);
+        self.push(
+            settings,
+            code,
+            code.severity(),
+            code.remedy(),
+            file,
+            at,
+            message,
+        );
     }
 
     /// The worst severity found.
@@ -590,14 +306,14 @@ impl Observer for JournalChecks<'_> {
         if event.classified.invalid_utf8 > 0 {
             let n = event.classified.invalid_utf8;
             if invalid_bytes_inside_string(event.content) {
-                f.add(s, "invalid-utf8", file, at, || {
+                f.add(s, Code::InvalidUtf8, file, at, || {
                     format!(
                         "{} inside a string: deleting them changes the value",
                         plural_en(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes")
                     )
                 });
             } else {
-                f.add(s, "invalid-utf8", file, at, || {
+                f.add(s, Code::InvalidUtf8, file, at, || {
                     format!(
                         "{} between tokens, deleted before parsing",
                         plural_en(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes")
@@ -633,7 +349,7 @@ impl Observer for JournalChecks<'_> {
                 IgnoreReason::Corrupt | IgnoreReason::TooDeep | IgnoreReason::IntegerTooLong
                     if !hidden.is_empty() =>
                 {
-                    "glued-record"
+                    Code::GluedRecord
                 }
                 other => ignore_code(other),
             };
@@ -657,7 +373,7 @@ impl Observer for JournalChecks<'_> {
         if let Op::Lease(Ok(lease)) = &record.op
             && !lease.lenient.is_empty()
         {
-            f.add(s, "lenient-field", file, at, || {
+            f.add(s, Code::LenientField, file, at, || {
                 lease
                     .lenient
                     .iter()
@@ -667,7 +383,7 @@ impl Observer for JournalChecks<'_> {
             });
         }
         if !record.unknown_fields.is_empty() {
-            f.add(s, "unknown-field", file, at, || {
+            f.add(s, Code::UnknownField, file, at, || {
                 format!(
                     "members upstream does not read: {}",
                     record.unknown_fields.join(", ")
@@ -675,7 +391,7 @@ impl Observer for JournalChecks<'_> {
             });
         }
         if !record.canonical {
-            f.add(s, "non-canonical-encoding", file, at, || {
+            f.add(s, Code::NonCanonicalEncoding, file, at, || {
                 "not byte-identical to upstream's encoding of the same record".into()
             });
         }
@@ -685,17 +401,17 @@ impl Observer for JournalChecks<'_> {
                     Op::Lease(Ok(l)) => l.worker.to_string(),
                     _ => "?".into(),
                 };
-                f.add(s, "double-lease", file, at, || {
+                f.add(s, Code::DoubleLease, file, at, || {
                     format!("leased to worker {new} while active for worker {previous_worker}: the last lease wins without a reclaim")
                 });
             }
-            Some(Effect::Reactivated) => f.add(s, "lease-after-done", file, at, || {
+            Some(Effect::Reactivated) => f.add(s, Code::LeaseAfterDone, file, at, || {
                 "leased again after it was completed".into()
             }),
             _ => {}
         }
         if self.deferred && record.op == Op::Done {
-            f.add(s, "deferred-done", file, at, || {
+            f.add(s, Code::DeferredDone, file, at, || {
                 "a done record in the deferred-dispatch journal".into()
             });
         }
@@ -705,7 +421,7 @@ impl Observer for JournalChecks<'_> {
             if let Some(prev) = self.last_unix_time
                 && t < prev - s.skew
             {
-                f.add(s, "clock-regression", file, at, || {
+                f.add(s, Code::ClockRegression, file, at, || {
                     format!(
                         "time {} is {} before the previous record's {}",
                         crate::engine::json::float_repr(t),
@@ -903,7 +619,7 @@ pub fn journal(
         let n = tail.zero_bytes;
         findings.add(
             s,
-            "zero-filled-tail",
+            Code::ZeroFilledTail,
             file,
             At {
                 line: Some(scan.summary.lines),
@@ -917,7 +633,7 @@ pub fn journal(
         let tail = &scan.summary.tail;
         findings.add(
             s,
-            "unterminated-tail",
+            Code::UnterminatedTail,
             file,
             At {
                 line: Some(scan.summary.lines),
@@ -939,7 +655,7 @@ pub fn journal(
             id: Some(Id::Work(*id)),
         };
         match active.clock {
-            Clock::Legacy => findings.add(s, "legacy-clock-lease", file, at, || {
+            Clock::Legacy => findings.add(s, Code::LegacyClockLease, file, at, || {
                 format!(
                     "active lease of worker {} has a monotonic time ({}) from an earlier boot",
                     active.worker,
@@ -949,7 +665,7 @@ pub fn journal(
             Clock::Unix => {
                 let age = s.now - active.time;
                 if active.time > s.now + s.skew {
-                    findings.add(s, "future-lease", file, at, || {
+                    findings.add(s, Code::FutureLease, file, at, || {
                         format!(
                             "active lease of worker {} is dated {} after now",
                             active.worker,
@@ -957,7 +673,7 @@ pub fn journal(
                         )
                     });
                 } else if s.ttl == 0.0 || age >= s.ttl {
-                    findings.add(s, "expired-lease", file, at, || {
+                    findings.add(s, Code::ExpiredLease, file, at, || {
                         format!(
                             "active lease of worker {} is {} old (TTL {}): resume reclaims it",
                             active.worker,
@@ -993,7 +709,7 @@ pub fn resume(
                 id: Some(Id::Work(r.lease.id)),
             };
             if let ResumeOutcome::Dropped { reason } = &r.outcome {
-                f.add(settings, "seed-missing", file, at, || {
+                f.add(settings, Code::SeedMissing, file, at, || {
                     format!(
                         "active lease of worker {}: resume reclaims it and drops its work, because {reason}",
                         r.lease.worker
@@ -1001,7 +717,7 @@ pub fn resume(
                 });
             }
             if let Some((other, id)) = &r.duplicate_of {
-                f.add(settings, "requeued-twice", file, at, || {
+                f.add(settings, Code::RequeuedTwice, file, at, || {
                     format!(
                         "resume rebuilds it into the same work item as {} in {other}: the work is queued twice",
                         &id.to_hex()[..12]
@@ -1022,13 +738,13 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
     match &snap.parse {
         Err(e) => {
             let e = e.to_string();
-            f.add(s, "snapshot-corrupt", file, none, || {
+            f.add(s, Code::SnapshotCorrupt, file, none, || {
                 format!("does not parse ({e}): upstream starts empty and every statistic is lost")
             });
             return f;
         }
         Ok(_) if !snap.is_object => {
-            f.add(s, "snapshot-corrupt", file, none, || {
+            f.add(s, Code::SnapshotCorrupt, file, none, || {
                 "not a JSON object: upstream's restore ignores it and starts empty".into()
             });
             return f;
@@ -1036,7 +752,7 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
         Ok(stats) => {
             if stats.duplicate_members > 0 {
                 let n = stats.duplicate_members;
-                f.add(s, "snapshot-duplicate-member", file, none, || {
+                f.add(s, Code::SnapshotDuplicateMember, file, none, || {
                     format!(
                         "{}: the last value of each wins",
                         plural_en(n, "repeated member name", "repeated member names")
@@ -1045,21 +761,21 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
             }
             if stats.nonfinite_constants > 0 {
                 let n = stats.nonfinite_constants;
-                f.add(s, "snapshot-non-finite", file, none, || {
+                f.add(s, Code::SnapshotNonFinite, file, none, || {
                     plural_en(n, "NaN/Infinity constant", "NaN/Infinity constants")
                 });
             }
         }
     }
     if !snap.unix_clock {
-        f.add(s, "snapshot-legacy-clock", file, none, || {
+        f.add(s, Code::SnapshotLegacyClock, file, none, || {
             "no \"clock\":\"unix\": last_lease/last_complete are monotonic and restore zeroes them"
                 .into()
         });
     }
     let c = &snap.changes;
     if c.stats_truncated + c.leases_truncated > 0 {
-        f.add(s, "snapshot-truncated", file, none, || {
+        f.add(s, Code::SnapshotTruncated, file, none, || {
             format!(
                 "{} stats and {} leases before the last 65536 are never read",
                 c.stats_truncated, c.leases_truncated
@@ -1067,7 +783,7 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
         });
     }
     for member in &c.ignored_members {
-        f.add(s, "snapshot-dropped-entry", file, none, || {
+        f.add(s, Code::SnapshotDroppedEntry, file, none, || {
             format!("\"{member}\" is not a list: restore ignores all of it")
         });
     }
@@ -1076,7 +792,7 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
             id: d.task_id.as_deref().map(Id::Text),
             ..At::default()
         };
-        f.add(s, "snapshot-dropped-entry", file, at, || {
+        f.add(s, Code::SnapshotDroppedEntry, file, at, || {
             format!("{}[{}]: {}", list_name(d.list), d.index, d.reason)
         });
     }
@@ -1097,7 +813,7 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
                 .as_ref()
                 .is_ok_and(|p| p.nonfinite_constants == 0)
         {
-            f.add(s, "snapshot-non-finite", file, none, || {
+            f.add(s, Code::SnapshotNonFinite, file, none, || {
                 format!("{infinite} stats entries restore to an infinite value")
             });
         }
@@ -1106,7 +822,7 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
                 id: Some(Id::Text(&lease.task_id)),
                 ..At::default()
             };
-            f.add(s, "snapshot-inherited-lease", file, at, || {
+            f.add(s, Code::SnapshotInheritedLease, file, at, || {
                 format!(
                     "state lease of worker {} from the previous coordinator epoch: restore makes it stale",
                     lease.worker
@@ -1119,7 +835,7 @@ pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
             id: Some(Id::Text(task)),
             ..At::default()
         };
-        f.add(s, "snapshot-lease-without-stats", file, at, || {
+        f.add(s, Code::SnapshotLeaseWithoutStats, file, at, || {
             "a state lease whose task has no stats entry".into()
         });
     }
@@ -1145,7 +861,7 @@ pub fn directory(
     let mut f = Findings::default();
     if !backups.is_empty() {
         let bytes: u64 = backups.iter().map(|b| b.bytes).sum();
-        f.add(s, "leasejournal-backups", dir, At::default(), || {
+        f.add(s, Code::LeasejournalBackups, dir, At::default(), || {
             format!(
                 "{} left by leasejournal, {bytes} bytes in all: {}",
                 if backups.len() == 1 {
@@ -1162,7 +878,7 @@ pub fn directory(
         });
     }
     for t in temp_files {
-        f.add(s, "stale-temp-file", dir, At::default(), || {
+        f.add(s, Code::StaleTempFile, dir, At::default(), || {
             format!("{} ({} bytes) left by a crashed rewrite", t.name, t.bytes)
         });
     }
@@ -1173,12 +889,12 @@ pub fn directory(
             .map(|p| p.to_string())
             .collect::<Vec<_>>()
             .join(", ");
-        f.add(s, "live-master", dir, At::default(), || {
+        f.add(s, Code::LiveMaster, dir, At::default(), || {
             format!(".master-queue.lock is held by pid {pids}: a master is running")
         });
     }
     if !has_work_journal {
-        f.add(s, "missing-journal", dir, At::default(), || {
+        f.add(s, Code::MissingJournal, dir, At::default(), || {
             "no .work_leases.jsonl: nothing to recover".into()
         });
     }
@@ -1317,7 +1033,7 @@ pub struct TargetReport {
     /// Its verdict (`go`, `no-go` or `busy`).
     pub verdict: Verdict,
     /// Findings per code.
-    pub counts: BTreeMap<&'static str, u64>,
+    pub counts: BTreeMap<Code, u64>,
     /// Pids holding the directory's `.master-queue.lock`, from
     /// `/proc/locks` (a directory, or a file inside one).
     pub master_pids: Vec<i64>,
@@ -1331,7 +1047,7 @@ pub struct FileCounts {
     /// The file (or directory) as findings name it.
     pub file: String,
     /// Findings per code.
-    pub counts: BTreeMap<&'static str, u64>,
+    pub counts: BTreeMap<Code, u64>,
 }
 
 /// A path that could not be checked.
@@ -1357,7 +1073,7 @@ pub struct SettingsReport {
     /// `--max-examples`
     pub max_examples: usize,
     /// `--ignore`
-    pub ignored_codes: Vec<String>,
+    pub ignored_codes: Vec<Code>,
 }
 
 /// The version of the `verify --format json` contract.
@@ -1379,7 +1095,7 @@ pub struct VerifyReport {
     /// writing commands refuse its directory.
     pub next: Vec<String>,
     /// Exact counts per code over all targets.
-    pub counts: BTreeMap<&'static str, u64>,
+    pub counts: BTreeMap<Code, u64>,
     /// Exact counts per severity over all targets.
     pub severities: BTreeMap<Severity, u64>,
     /// Exact counts per file and code, files in the order they were read.
@@ -1399,37 +1115,6 @@ pub struct VerifyReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn catalog_codes_are_unique_and_cover_every_ignore_reason() {
-        let mut seen = BTreeSet::new();
-        for c in CATALOG {
-            assert!(seen.insert(c.code), "duplicate {}", c.code);
-        }
-        assert_eq!(CATALOG.len(), 41);
-        for reason in [
-            IgnoreReason::Blank,
-            IgnoreReason::TornTail,
-            IgnoreReason::GluedRecord,
-            IgnoreReason::Bom,
-            IgnoreReason::DuplicateMember,
-            IgnoreReason::NonFiniteNumber,
-            IgnoreReason::TooDeep,
-            IgnoreReason::IntegerTooLong,
-            IgnoreReason::Corrupt,
-            IgnoreReason::NotAnObject,
-            IgnoreReason::BadId,
-            IgnoreReason::PayloadNotObject,
-            IgnoreReason::PayloadNotFinite,
-            IgnoreReason::PayloadIdMismatch,
-            IgnoreReason::RejectedField,
-            IgnoreReason::OrphanDone,
-            IgnoreReason::OrphanReclaim,
-            IgnoreReason::UnknownOp,
-        ] {
-            assert!(lookup(ignore_code(reason)).is_some());
-        }
-    }
 
     #[test]
     fn remedies_quote_what_a_shell_would_split_or_read_as_an_option() {
@@ -1454,16 +1139,20 @@ mod tests {
             ttl: 0.0,
             skew: 300.0,
             max_examples: 2,
-            ignore: BTreeSet::from(["blank-line".to_string()]),
+            ignore: BTreeSet::from([Code::BlankLine]),
         };
         let mut f = Findings::default();
         for _ in 0..5 {
-            f.add(&settings, "corrupt-line", "x", At::default(), || "m".into());
-            f.add(&settings, "blank-line", "x", At::default(), || "m".into());
+            f.add(&settings, Code::CorruptLine, "x", At::default(), || {
+                "m".into()
+            });
+            f.add(&settings, Code::BlankLine, "x", At::default(), || {
+                "m".into()
+            });
         }
         assert_eq!(f.examples.len(), 2);
-        assert_eq!(f.counts.get("corrupt-line"), Some(&5));
-        assert_eq!(f.counts.get("blank-line"), None);
+        assert_eq!(f.counts.get(&Code::CorruptLine), Some(&5));
+        assert_eq!(f.counts.get(&Code::BlankLine), None);
         assert_eq!(f.worst(), Some(Severity::Warning));
     }
 }
