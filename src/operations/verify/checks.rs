@@ -6,7 +6,6 @@
 //! (see [`ignore_code`]); protocol checks (F314 L1, L2, L4, L5, L6) run on
 //! the replay; snapshot checks on upstream's restore.
 
-use std::collections::BTreeSet;
 use std::io;
 
 use crate::engine::journal::{
@@ -308,7 +307,8 @@ pub fn check_shortcut(data: &[u8], deferred: bool) {
         ttl: 3600.0,
         skew: 0.0,
         max_examples: 0,
-        ignore: BTreeSet::new(),
+        ignore: Vec::new(),
+        strict: false,
     };
     let checks = |shortcut| JournalChecks {
         settings: &settings,

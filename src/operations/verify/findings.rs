@@ -179,7 +179,8 @@ mod tests {
             ttl: 0.0,
             skew: 300.0,
             max_examples: 2,
-            ignore: BTreeSet::from([Code::BlankLine]),
+            ignore: vec![Code::BlankLine],
+            strict: false,
         };
         let mut f = Findings::default();
         for _ in 0..5 {

@@ -7,6 +7,8 @@ use serde::Serialize;
 
 use super::catalog::{Code, Remedy, Severity};
 use super::findings::{Finding, Findings};
+use crate::operations::exit::Exit;
+use crate::operations::input::InputError;
 
 /// The go/no-go answer of `verify`, one per exit status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -43,6 +45,16 @@ impl Verdict {
             Verdict::Busy => Verdict::Busy,
             _ if incomplete => Verdict::Incomplete,
             other => other,
+        }
+    }
+
+    /// The exit status that says it.
+    pub fn exit(self) -> Exit {
+        match self {
+            Verdict::Go => Exit::Success,
+            Verdict::NoGo => Exit::Problems,
+            Verdict::Incomplete => Exit::Trouble,
+            Verdict::Busy => Exit::Refused,
         }
     }
 
@@ -164,6 +176,10 @@ pub struct CheckError {
     pub path: String,
     /// Why.
     pub message: String,
+    /// The error itself, naming the file that could not be read (the
+    /// path, or a file in its directory), as it is told on stderr.
+    #[serde(skip)]
+    pub cause: InputError,
 }
 
 /// The settings echoed in the report.
@@ -183,13 +199,10 @@ pub struct SettingsReport {
     pub ignored_codes: Vec<Code>,
 }
 
-/// The version of the `verify --format json` contract.
-pub const VERIFY_SCHEMA_VERSION: u32 = 2;
-
 /// The `verify --format json` document.
 #[derive(Debug, Serialize)]
 pub struct VerifyReport {
-    /// Contract version ([`VERIFY_SCHEMA_VERSION`]).
+    /// Contract version ([`schema::VERIFY`](crate::operations::schema::VERIFY)).
     pub schema_version: u32,
     /// Overall verdict.
     pub verdict: Verdict,
