@@ -1,15 +1,15 @@
-//! `leasejournal explain`: the finding catalog.
+//! `leasejournal explain`: the finding catalog, and the parser of a
+//! finding code on the command line (`explain CODE`, `verify --ignore`).
 
 use std::io::Write;
 
 use clap::Args;
 
-use super::output::{Format, OutputArgs};
+use super::output::OutputArgs;
 use crate::operations::exit::Exit;
+use crate::operations::explain;
+use crate::operations::verify::Code;
 use crate::render;
-use serde::Serialize;
-
-use crate::operations::verify::{Code, CodeInfo};
 
 /// Explain a finding code, or list the catalog.
 ///
@@ -27,24 +27,6 @@ pub struct ExplainArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-/// The version of `explain --format json`.
-const EXPLAIN_SCHEMA_VERSION: u32 = 1;
-
-/// `explain --format json` for one code.
-#[derive(Serialize)]
-struct Entry<'a> {
-    schema_version: u32,
-    #[serde(flatten)]
-    info: &'a CodeInfo,
-}
-
-/// `explain --format json` for the catalog.
-#[derive(Serialize)]
-struct Catalog {
-    schema_version: u32,
-    codes: Vec<&'static CodeInfo>,
 }
 
 /// Parses a finding code: known codes only, with a did-you-mean for a
@@ -94,30 +76,9 @@ impl clap::builder::TypedValueParser for CodeParser {
 
 /// Runs `explain`.
 pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    let styles = args.output.styles();
-    let Some(code) = args.code else {
-        match args.output.format {
-            Format::Json => render::json(
-                out,
-                &Catalog {
-                    schema_version: EXPLAIN_SCHEMA_VERSION,
-                    codes: Code::ALL.iter().map(|c| c.info()).collect(),
-                },
-            )?,
-            Format::Table => render::catalog(out, Code::ALL, &styles)?,
-        }
-        return Ok(Exit::Success);
-    };
-    let info = code.info();
-    match args.output.format {
-        Format::Json => render::json(
-            out,
-            &Entry {
-                schema_version: EXPLAIN_SCHEMA_VERSION,
-                info,
-            },
-        )?,
-        Format::Table => render::explain(out, info, &styles)?,
-    }
+    let report = explain::explain(args.code);
+    args.output.emit(out, &report, |out, styles| {
+        render::explain(out, &report, styles)
+    })?;
     Ok(Exit::Success)
 }

@@ -6,6 +6,7 @@ pub mod compact;
 pub mod diff;
 pub mod durable;
 pub mod exit;
+pub mod explain;
 pub mod failpoint;
 pub mod input;
 pub mod inspect;

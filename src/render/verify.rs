@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use super::{Styles, count, plural, table};
+use crate::operations::explain::Explanation;
 use crate::operations::verify::{Code, CodeInfo, Finding, Severity, Verdict, VerifyReport};
 
 fn severity(s: &Styles, sev: Severity) -> String {
@@ -162,10 +163,19 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
     Ok(())
 }
 
-/// Writes these codes of the catalog as a table.
-pub fn catalog(out: &mut dyn Write, codes: &[Code], s: &Styles) -> io::Result<()> {
+/// Writes what `explain` shows: one code's entry, or the catalog as a
+/// table.
+pub fn explain(out: &mut dyn Write, e: &Explanation, s: &Styles) -> io::Result<()> {
+    match e {
+        Explanation::Code(entry) => code(out, entry.info, s),
+        Explanation::Catalog(all) => catalog(out, &all.codes, s),
+    }
+}
+
+/// Writes catalog entries as a table.
+pub fn catalog(out: &mut dyn Write, codes: &[&CodeInfo], s: &Styles) -> io::Result<()> {
     let mut t = table(&["code", "severity", "scope", "meaning"], s);
-    for c in codes.iter().map(|code| code.info()) {
+    for c in codes {
         t.add_row(vec![
             c.code.as_str(),
             c.severity.as_str(),
@@ -177,7 +187,7 @@ pub fn catalog(out: &mut dyn Write, codes: &[Code], s: &Styles) -> io::Result<()
 }
 
 /// Writes one catalog entry.
-pub fn explain(out: &mut dyn Write, c: &CodeInfo, s: &Styles) -> io::Result<()> {
+fn code(out: &mut dyn Write, c: &CodeInfo, s: &Styles) -> io::Result<()> {
     writeln!(
         out,
         "{} ({}, {})",
