@@ -293,7 +293,8 @@ impl JournalChecks<'_> {
 /// Checks a journal's lines with and without the shortcut for plain
 /// records and panics unless the findings agree (for the tests and the
 /// fuzzer). Runs every example (`--max-examples 0`) on both clocks' edges:
-/// a skew of zero.
+/// a skew of zero. A test hook: not in a build users run.
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn check_shortcut(data: &[u8], deferred: bool) {
     struct Both<'s>(JournalChecks<'s>, JournalChecks<'s>);
     impl Observer for Both<'_> {

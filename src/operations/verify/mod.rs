@@ -15,9 +15,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub use catalog::{CHECKED, Code, CodeInfo, NOT_CHECKABLE, Remedy, Scope, Severity};
-pub use checks::{
-    JournalVerification, check_shortcut, directory, ignore_code, journal, resume, snapshot,
-};
+#[cfg(any(test, feature = "test-hooks"))]
+pub use checks::check_shortcut;
+pub use checks::{JournalVerification, directory, ignore_code, journal, resume, snapshot};
 pub use findings::{At, Finding, Findings, Id};
 pub use report::{
     CheckError, FileCounts, RemedyTargets, SettingsReport, TargetReport, Verdict, VerifyReport,
