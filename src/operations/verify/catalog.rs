@@ -103,7 +103,7 @@ macro_rules! catalog {
         /// catalog ([`Code::info`]).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Code {
-            $( #[doc = $meaning] $variant, )*
+            $( #[doc = concat!("`", $code, "`")] $variant, )*
         }
 
         impl Code {

@@ -1,6 +1,7 @@
-//! `verify` as data: the checks. Pure: files come in as readers or bytes,
-//! findings go out as values; the caller passes `now`, the TTL and the
-//! skew.
+//! The checks of `verify`: a journal's lines and its replay, resume's
+//! forecast, a snapshot and upstream's restore of it, a state directory's
+//! listing. Pure: files come in as readers or bytes, findings go out as
+//! values; the caller passes `now`, the TTL and the skew.
 //!
 //! Each line upstream's loader ignores yields exactly one finding saying why
 //! (see [`ignore_code`]); protocol checks (F314 L1, L2, L4, L5, L6) run on
