@@ -1,15 +1,15 @@
-//! `leasejournal explain`: the finding catalog.
+//! `leasejournal explain`: the finding catalog, and the parser of a
+//! finding code on the command line (`explain CODE`, `verify --ignore`).
 
 use std::io::Write;
 
 use clap::Args;
 
-use super::output::{Format, OutputArgs};
+use super::output::OutputArgs;
 use crate::operations::exit::Exit;
+use crate::operations::explain;
+use crate::operations::verify::Code;
 use crate::render;
-use serde::Serialize;
-
-use crate::operations::verify::{self, CATALOG, CodeInfo};
 
 /// Explain a finding code, or list the catalog.
 ///
@@ -19,7 +19,7 @@ use crate::operations::verify::{self, CATALOG, CodeInfo};
 pub struct ExplainArgs {
     /// The code, as verify prints it (for example torn-tail).
     #[arg(value_name = "CODE", value_parser = CodeParser, hide_possible_values = true)]
-    pub code: Option<String>,
+    pub code: Option<Code>,
 
     /// Print the whole catalog (the same as giving no code).
     #[arg(long = "list", conflicts_with = "code")]
@@ -29,24 +29,6 @@ pub struct ExplainArgs {
     pub output: OutputArgs,
 }
 
-/// The version of `explain --format json`.
-const EXPLAIN_SCHEMA_VERSION: u32 = 1;
-
-/// `explain --format json` for one code.
-#[derive(Serialize)]
-struct Entry<'a> {
-    schema_version: u32,
-    #[serde(flatten)]
-    info: &'a CodeInfo,
-}
-
-/// `explain --format json` for the catalog.
-#[derive(Serialize)]
-struct Catalog<'a> {
-    schema_version: u32,
-    codes: &'a [CodeInfo],
-}
-
 /// Parses a finding code: known codes only, with a did-you-mean for a
 /// misspelt one. It names every code to the shell completions (and
 /// nowhere else: the arguments hide the list from --help).
@@ -54,19 +36,19 @@ struct Catalog<'a> {
 pub struct CodeParser;
 
 impl clap::builder::TypedValueParser for CodeParser {
-    type Value = String;
+    type Value = Code;
 
     fn parse_ref(
         &self,
         cmd: &clap::Command,
         arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
-    ) -> Result<String, clap::Error> {
+    ) -> Result<Code, clap::Error> {
         let text = value.to_string_lossy();
-        if let Some(info) = verify::lookup(&text) {
-            return Ok(info.code.to_string());
+        if let Some(code) = Code::parse(&text) {
+            return Ok(code);
         }
-        let hint = match did_you_mean(&text) {
+        let hint = match Code::suggest(&text) {
             Some(known) => format!("; did you mean {known}?"),
             None => String::new(),
         };
@@ -85,58 +67,18 @@ impl clap::builder::TypedValueParser for CodeParser {
         &self,
     ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
         Some(Box::new(
-            CATALOG
+            Code::ALL
                 .iter()
-                .map(|c| clap::builder::PossibleValue::new(c.code)),
+                .map(|c| clap::builder::PossibleValue::new(c.as_str())),
         ))
     }
 }
 
-/// The code most like `code`, if one is close enough to be a misspelling.
-pub fn did_you_mean(code: &str) -> Option<&'static str> {
-    CATALOG
-        .iter()
-        .map(|c| (strsim::damerau_levenshtein(code, c.code), c.code))
-        .filter(|(distance, known)| *distance <= 2.max(known.len() / 4))
-        .min()
-        .map(|(_, known)| known)
-}
-
 /// Runs `explain`.
 pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    let styles = args.output.styles();
-    let Some(code) = args.code.as_deref() else {
-        match args.output.format {
-            Format::Json => render::json(
-                out,
-                &Catalog {
-                    schema_version: EXPLAIN_SCHEMA_VERSION,
-                    codes: CATALOG,
-                },
-            )?,
-            Format::Table => render::catalog(out, CATALOG, &styles)?,
-        }
-        return Ok(Exit::Success);
-    };
-    let Some(info) = verify::lookup(code) else {
-        match did_you_mean(code) {
-            Some(known) => anyhow::bail!(
-                "unknown finding code {code:?}; did you mean {known}? (leasejournal explain lists them all)"
-            ),
-            None => {
-                anyhow::bail!("unknown finding code {code:?}; leasejournal explain lists them all")
-            }
-        }
-    };
-    match args.output.format {
-        Format::Json => render::json(
-            out,
-            &Entry {
-                schema_version: EXPLAIN_SCHEMA_VERSION,
-                info,
-            },
-        )?,
-        Format::Table => render::explain(out, info, &styles)?,
-    }
+    let report = explain::explain(args.code);
+    args.output.emit(out, &report, |out, styles| {
+        render::explain(out, &report, styles)
+    })?;
     Ok(Exit::Success)
 }

@@ -8,7 +8,7 @@ use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
 
 use super::{Cli, EXIT_STATUS};
-use crate::operations::verify::CATALOG;
+use crate::operations::verify::Code;
 
 struct Extra {
     examples: &'static [(&'static str, &'static str)],
@@ -311,11 +311,11 @@ fn render(cmd: clap::Command, name: &str) -> Vec<u8> {
         roff.control("PP", []).text([roman(
             "Codes are stable and never renamed. Severity error makes verify say no-go; warning does only with --strict; info never does. A code with a remedy names the command that fixes it.",
         )]);
-        for c in CATALOG {
+        for c in Code::ALL.iter().map(|code| code.info()) {
             roff.control("TP", [])
                 .text([
-                    bold(c.code),
-                    roman(format!(" ({}, {})", c.severity.as_str(), c.scope)),
+                    bold(c.code.as_str()),
+                    roman(format!(" ({}, {})", c.severity.as_str(), c.scope.as_str())),
                 ])
                 .text([roman(format!(
                     "{} {} Upstream: {} Fix: {}",

@@ -1,26 +1,17 @@
 //! `leasejournal verify`: the pre-resume go/no-go. Read-only.
 
-use std::collections::BTreeSet;
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 
 use clap::Args;
 
+use super::explain::CodeParser;
 use super::inspect::KindArg;
-use crate::operations::exit::Exit;
-use crate::operations::input::InputError;
-use crate::operations::input::{self, Target};
-type Bar<'a> = (&'a ProgressArgs, Format);
 use super::output::{
-    Format, OutputArgs, ProgressArgs, parse_count, parse_now, parse_seconds, system_now,
+    Bars, Format, OutputArgs, ProgressArgs, parse_count, parse_now, parse_seconds, system_now,
 };
-use crate::engine::journal::Positional;
-use crate::operations::recover::{self, Forecast};
-use crate::operations::statedir::{self, Kind};
-use crate::operations::verify::{
-    self, CHECKED, CheckError, FileCounts, Findings, NOT_CHECKABLE, RemedyTargets, Settings,
-    SettingsReport, TargetReport, VERIFY_SCHEMA_VERSION, Verdict, VerifyReport,
-};
+use crate::operations::exit::Exit;
+use crate::operations::verify::{self, Code, Settings};
 use crate::render;
 
 /// Check journals, snapshots and state directories before resuming.
@@ -78,10 +69,10 @@ pub struct VerifyArgs {
     #[arg(
         long = "ignore",
         value_name = "CODE",
-        value_parser = super::explain::CodeParser,
+        value_parser = CodeParser,
         hide_possible_values = true
     )]
-    pub ignore: Vec<String>,
+    pub ignore: Vec<Code>,
 
     /// Show at most N examples per code (0: all); counts stay exact.
     #[arg(long = "max-examples", allow_negative_numbers = true, value_name = "N", default_value_t = 10, value_parser = parse_count)]
@@ -98,163 +89,6 @@ pub struct VerifyArgs {
     pub progress: ProgressArgs,
 }
 
-/// Checks one file; for a journal, also forecasts what resume does with
-/// its leases (seed paths looked up from the current directory).
-fn verify_file(
-    path: &Path,
-    kind: Kind,
-    prefix: Vec<u8>,
-    mut file: std::fs::File,
-    settings: &Settings,
-    bar: Bar<'_>,
-) -> Result<(Findings, Option<Forecast>), InputError> {
-    let shown = path.display().to_string();
-    match kind {
-        Kind::Journal => {
-            let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
-            let len = input::size(path, &file)?;
-            let bar = bar.0.bar(path, len, bar.1);
-            let progress = |n| bar.inc(n);
-            let src = Positional::file(&file, len).with_progress(&progress);
-            let result = verify::journal(src, &shown, deferred, settings)
-                .map(|v| {
-                    let forecast =
-                        recover::forecast(&v.replay, &v.summary.tail, settings.now, |p| {
-                            Path::new(p).is_file()
-                        });
-                    (v.findings, Some(forecast))
-                })
-                .map_err(|e| {
-                    InputError::new(
-                        path,
-                        format!("read error: {}", crate::operations::input::in_words(&e)),
-                    )
-                });
-            bar.finish_and_clear();
-            result
-        }
-        Kind::Snapshot => {
-            let mut bytes = prefix;
-            file.read_to_end(&mut bytes).map_err(|e| {
-                InputError::new(
-                    path,
-                    format!("read error: {}", crate::operations::input::in_words(&e)),
-                )
-            })?;
-            Ok((verify::snapshot(&bytes, &shown, settings), None))
-        }
-    }
-}
-
-/// The findings of resume's forecasts for a checked path's journals, in
-/// the order resume reads them.
-fn resume_findings(mut forecasts: Vec<(String, Forecast)>, settings: &Settings) -> Findings {
-    let mut named: Vec<(&str, &mut Forecast)> = forecasts
-        .iter_mut()
-        .map(|(file, f)| (file.as_str(), f))
-        .collect();
-    recover::mark_duplicates(&mut named);
-    verify::resume(&forecasts, settings)
-}
-
-/// What checking one path gave.
-struct Checked {
-    kind: &'static str,
-    findings: Findings,
-    remedies: RemedyTargets,
-    master_pids: Vec<i64>,
-    /// The directory whose lock was looked at.
-    dir: PathBuf,
-}
-
-fn verify_target(
-    path: &Path,
-    kind: Option<Kind>,
-    settings: &Settings,
-    proc_locks: Option<&str>,
-    bar: Bar<'_>,
-) -> Result<Checked, InputError> {
-    let shown = path.display().to_string();
-    match input::target(path, kind)? {
-        Target::File {
-            path,
-            kind,
-            prefix,
-            file,
-        } => {
-            // A file inside a running master's directory is as busy as the
-            // directory.
-            let dir = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
-            // Standard input has no directory, and nothing to fix in place.
-            let stdin = input::is_stdin(&path);
-            let holders = if stdin {
-                Vec::new()
-            } else {
-                statedir::master_lock(dir, proc_locks).holders
-            };
-            let (name, snapshot) = match kind {
-                Kind::Journal => ("journal", None),
-                Kind::Snapshot => ("snapshot", (!stdin).then(|| shown.clone())),
-            };
-            let (mut findings, forecast) = verify_file(&path, kind, prefix, file, settings, bar)?;
-            if let Some(forecast) = forecast {
-                findings.extend(resume_findings(vec![(shown.clone(), forecast)], settings));
-            }
-            Ok(Checked {
-                kind: name,
-                findings,
-                remedies: RemedyTargets {
-                    repair: (!stdin).then_some(shown),
-                    snapshot,
-                },
-                master_pids: holders,
-                dir: dir.to_path_buf(),
-            })
-        }
-        Target::Directory(dir) => {
-            let has_work = dir
-                .files
-                .iter()
-                .any(|(p, _)| p.ends_with(statedir::WORK_LEASES));
-            let mut findings = verify::directory(
-                &shown,
-                has_work,
-                (&dir.temp_files, &dir.backups),
-                &dir.master_lock,
-                settings,
-            );
-            let mut snapshot = None;
-            let mut forecasts = Vec::new();
-            for (file_path, kind) in &dir.files {
-                let (file, _) = statedir::open_regular(file_path)?;
-                if *kind == Kind::Snapshot {
-                    snapshot = Some(file_path.display().to_string());
-                }
-                let (found, forecast) =
-                    verify_file(file_path, *kind, Vec::new(), file, settings, bar)?;
-                findings.extend(found);
-                if let Some(forecast) = forecast {
-                    forecasts.push((file_path.display().to_string(), forecast));
-                }
-            }
-            findings.extend(resume_findings(forecasts, settings));
-            Ok(Checked {
-                kind: "directory",
-                findings,
-                remedies: RemedyTargets {
-                    repair: Some(shown),
-                    snapshot,
-                },
-                master_pids: dir.master_lock.holders,
-                dir: dir.path,
-            })
-        }
-    }
-}
-
 /// Runs `verify`.
 pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let settings = Settings {
@@ -262,99 +96,25 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         ttl: args.ttl,
         skew: args.skew,
         max_examples: args.max_examples,
-        ignore: args.ignore.iter().cloned().collect::<BTreeSet<_>>(),
+        ignore: args.ignore.clone(),
+        strict: args.strict,
     };
-    let kind = args.kind.map(KindArg::kind);
-    // Read once for every path: who holds which lock.
-    let proc_locks = statedir::read_proc_locks();
-    let mut all = Findings::default();
-    let mut targets = Vec::new();
-    let mut remedies = Vec::new();
-    let mut errors = Vec::new();
+    // --quiet shows no progress either.
     let format = if args.quiet {
         Format::Json
     } else {
         args.output.format
     };
-    for path in &args.paths {
-        match verify_target(
-            path,
-            kind,
-            &settings,
-            proc_locks.as_deref(),
-            (&args.progress, format),
-        ) {
-            Ok(mut checked) => {
-                remedies.push(checked.remedies.apply(&mut checked.findings));
-                let busy = !checked.master_pids.is_empty();
-                targets.push(TargetReport {
-                    path: path.display().to_string(),
-                    kind: checked.kind,
-                    verdict: Verdict::of(&checked.findings, args.strict, busy),
-                    counts: checked.findings.counts.clone(),
-                    master_pids: checked.master_pids,
-                    master_lock: busy.then(|| {
-                        checked
-                            .dir
-                            .join(statedir::MASTER_LOCK)
-                            .display()
-                            .to_string()
-                    }),
-                });
-                all.extend(checked.findings);
-            }
-            Err(err) => {
-                super::tell(format_args!("{err}"));
-                errors.push(CheckError {
-                    path: path.display().to_string(),
-                    message: err.problem,
-                });
-            }
-        }
+    let bars = Bars(&args.progress, format);
+    let kind = args.kind.map(KindArg::kind);
+    let (report, exit) = verify::verify(&args.paths, kind, &settings, &bars);
+    for error in &report.errors {
+        super::tell(format_args!("{}", error.cause));
     }
-    let verdict = Verdict::overall(targets.iter().map(|t| t.verdict), !errors.is_empty());
-    let exit = match verdict {
-        Verdict::Go => Exit::Success,
-        Verdict::NoGo => Exit::Problems,
-        Verdict::Incomplete => Exit::Trouble,
-        Verdict::Busy => Exit::Refused,
-    };
-    if args.quiet {
-        return Ok(exit);
-    }
-    let report = VerifyReport {
-        schema_version: VERIFY_SCHEMA_VERSION,
-        verdict,
-        exit_code: exit.code(),
-        findings: all.examples,
-        next: if verdict == Verdict::Busy {
-            Vec::new()
-        } else {
-            verify::next_steps(&remedies)
-        },
-        counts: all.counts,
-        severities: all.by_severity,
-        files: all
-            .by_file
-            .into_iter()
-            .map(|(file, counts)| FileCounts { file, counts })
-            .collect(),
-        checked: CHECKED,
-        not_checkable: NOT_CHECKABLE,
-        targets,
-        errors,
-        settings: SettingsReport {
-            now: settings.now,
-            ttl: settings.ttl,
-            skew: settings.skew,
-            strict: args.strict,
-            max_examples: settings.max_examples,
-            ignored_codes: args.ignore.clone(),
-        },
-    };
-    match args.output.format {
-        Format::Json => render::json(out, &report)?,
-        Format::Table => render::verify(out, &report, &args.output.styles())?,
+    if !args.quiet {
+        args.output.emit(out, &report, |out, styles| {
+            render::verify(out, &report, styles)
+        })?;
     }
     Ok(exit)
 }

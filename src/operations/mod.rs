@@ -7,6 +7,7 @@ pub mod diff;
 pub mod durable;
 pub mod error;
 pub mod exit;
+pub mod explain;
 pub mod failpoint;
 pub mod input;
 pub mod inspect;

@@ -3,7 +3,8 @@
 use std::io::{self, Write};
 
 use super::{Styles, count, plural, table};
-use crate::operations::verify::{CodeInfo, Finding, Severity, Verdict, VerifyReport, lookup};
+use crate::operations::explain::Explanation;
+use crate::operations::verify::{Code, CodeInfo, Finding, Severity, Verdict, VerifyReport};
 
 fn severity(s: &Styles, sev: Severity) -> String {
     let name = format!("{:<7}", sev.as_str());
@@ -50,13 +51,13 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
     }
     for file in files {
         writeln!(out, "{}", s.bold(&super::printable(file)))?;
-        let mut codes: Vec<&'static str> = Vec::new();
+        let mut codes: Vec<Code> = Vec::new();
         for f in r.findings.iter().filter(|f| f.file == file) {
             if !codes.contains(&f.code) {
                 codes.push(f.code);
             }
         }
-        codes.sort_by_key(|c| std::cmp::Reverse(lookup(c).map(|i| i.severity)));
+        codes.sort_by_key(|c| std::cmp::Reverse(c.severity()));
         for code in codes {
             let examples: Vec<&Finding> = r
                 .findings
@@ -72,14 +73,14 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
                 .files
                 .iter()
                 .find(|c| c.file == file)
-                .and_then(|c| c.counts.get(code))
+                .and_then(|c| c.counts.get(&code))
                 .copied()
                 .unwrap_or(0);
             writeln!(
                 out,
                 "  {} {}  ×{}",
                 severity(s, sev),
-                s.bold(code),
+                s.bold(code.as_str()),
                 count(total)
             )?;
             for f in &examples {
@@ -162,23 +163,37 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
     Ok(())
 }
 
-/// Writes the catalog as a table.
-pub fn catalog(out: &mut dyn Write, catalog: &[CodeInfo], s: &Styles) -> io::Result<()> {
+/// Writes what `explain` shows: one code's entry, or the catalog as a
+/// table.
+pub fn explain(out: &mut dyn Write, e: &Explanation, s: &Styles) -> io::Result<()> {
+    match e {
+        Explanation::Code(entry) => code(out, entry.info, s),
+        Explanation::Catalog(all) => catalog(out, &all.codes, s),
+    }
+}
+
+/// Writes catalog entries as a table.
+pub fn catalog(out: &mut dyn Write, codes: &[&CodeInfo], s: &Styles) -> io::Result<()> {
     let mut t = table(&["code", "severity", "scope", "meaning"], s);
-    for c in catalog {
-        t.add_row(vec![c.code, c.severity.as_str(), c.scope, c.meaning]);
+    for c in codes {
+        t.add_row(vec![
+            c.code.as_str(),
+            c.severity.as_str(),
+            c.scope.as_str(),
+            c.meaning,
+        ]);
     }
     writeln!(out, "{t}")
 }
 
 /// Writes one catalog entry.
-pub fn explain(out: &mut dyn Write, c: &CodeInfo, s: &Styles) -> io::Result<()> {
+fn code(out: &mut dyn Write, c: &CodeInfo, s: &Styles) -> io::Result<()> {
     writeln!(
         out,
         "{} ({}, {})",
-        s.bold(c.code),
+        s.bold(c.code.as_str()),
         c.severity.as_str(),
-        c.scope
+        c.scope.as_str()
     )?;
     writeln!(out, "  meaning   {}", c.meaning)?;
     writeln!(out, "  matters   {}", c.why)?;

@@ -1,0 +1,432 @@
+//! The finding catalog: every code `verify` reports, as the enum [`Code`],
+//! with what the documentation says of it ([`CodeInfo`]: severity, scope,
+//! meaning, why, upstream's behaviour, fix, remedy).
+//!
+//! Codes are part of the public interface: never renamed or reused. A
+//! finding names its code by variant, so a misspelt code does not compile;
+//! the kebab-case name is what JSON, `--ignore` and `explain` use.
+
+use serde::{Serialize, Serializer};
+
+/// How much a finding matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; never fails a check.
+    Info,
+    /// Worth a look; fails only with `--strict`.
+    Warning,
+    /// Resuming loses or corrupts recovery state.
+    Error,
+}
+
+impl Severity {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// Where a code applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// A journal's lines and records.
+    Journal,
+    /// The lease protocol, as the replay and resume's forecast show it.
+    Protocol,
+    /// A `.state_tasks.json` snapshot.
+    Snapshot,
+    /// A state directory's listing and lock.
+    Directory,
+}
+
+impl Scope {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Journal => "journal",
+            Scope::Protocol => "protocol",
+            Scope::Snapshot => "snapshot",
+            Scope::Directory => "directory",
+        }
+    }
+}
+
+/// The command that fixes a finding, if there is one. A remedy is never a
+/// command that appends a `reclaim`: that would take the work away from
+/// the master's resume.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Remedy {
+    /// `leasejournal repair --apply PATH` (the checked journal or directory).
+    Repair,
+    /// `leasejournal migrate --apply SNAPSHOT`.
+    MigrateSnapshot,
+}
+
+/// One entry of the catalog.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CodeInfo {
+    /// The stable code.
+    pub code: Code,
+    /// Its severity, judged by one question: does resuming now lose,
+    /// duplicate or misattribute work? (`error`: yes; `warning`: a loss
+    /// that already happened and that resuming cannot make worse, or
+    /// something worth a look; `info`: no.)
+    pub severity: Severity,
+    /// Where it applies.
+    pub scope: Scope,
+    /// What it means.
+    pub meaning: &'static str,
+    /// Why it matters, and why it has this severity.
+    pub why: &'static str,
+    /// What upstream does with it.
+    pub upstream: &'static str,
+    /// What to do about it.
+    pub fix: &'static str,
+    /// The command that fixes it, when one does.
+    pub remedy: Option<Remedy>,
+}
+
+/// Each row names the variant and its code once; the enum, [`Code::ALL`],
+/// the names and the table indexed by the variant all come from it, so
+/// they cannot disagree.
+macro_rules! catalog {
+    ($( $variant:ident $code:literal, $sev:ident, $scope:ident, $meaning:literal, $why:literal, $upstream:literal, $fix:literal, $remedy:expr; )*) => {
+        /// A finding code. Its JSON form and command-line spelling is the
+        /// kebab-case name ([`Code::as_str`]); what it means is in the
+        /// catalog ([`Code::info`]).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Code {
+            $( #[doc = concat!("`", $code, "`")] $variant, )*
+        }
+
+        impl Code {
+            /// Every code, in the order the documentation lists them.
+            pub const ALL: &[Code] = &[ $( Code::$variant, )* ];
+
+            /// The kebab-case name, as reports print it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( Code::$variant => $code, )*
+                }
+            }
+        }
+
+        /// The catalog, in the order of [`Code::ALL`]: indexed by the variant.
+        const CATALOG: &[CodeInfo] = &[
+            $( CodeInfo { code: Code::$variant, severity: Severity::$sev, scope: Scope::$scope, meaning: $meaning, why: $why, upstream: $upstream, fix: $fix, remedy: $remedy }, )*
+        ];
+    };
+}
+
+const REPAIR: Option<Remedy> = Some(Remedy::Repair);
+
+catalog! {
+    TornTail "torn-tail", Error, Journal,
+        "The last line has no terminator and does not parse: a crash mid-append.",
+        "An error because resuming loses work: resume's first append (a reclaim, or with no active lease the next dispatch's lease) is concatenated onto the fragment, and on the next load both are lost as one corrupt line.",
+        "Ignores the line silently, and appends onto it without checking.",
+        "leasejournal repair --apply (cuts the fragment, keeping it in the backup; no lease is touched)", REPAIR;
+    ZeroFilledTail "zero-filled-tail", Error, Journal,
+        "The file ends in NUL bytes, as some filesystems leave it after a power loss.",
+        "An error because resuming loses work: the NULs form an unterminated last line, and resume's first append glues onto it and is lost on the next load.",
+        "Ignores the NUL line silently, and appends onto it.",
+        "leasejournal repair --apply (cuts the zero fill, keeping it in the backup)", REPAIR;
+    UnterminatedTail "unterminated-tail", Error, Journal,
+        "The last record is complete but has no newline.",
+        "An error because resuming loses work: upstream reads the record, but resume's first append is concatenated onto it, and on the next load both the record and the appended one are lost as one corrupt line.",
+        "Reads the record, then appends onto it without a newline.",
+        "leasejournal repair --apply (adds the newline)", REPAIR;
+    GluedRecord "glued-record", Error, Journal,
+        "A torn fragment with a complete record glued after it on one line.",
+        "An error because resuming makes the loss permanent: the glued lease, done or reclaim never happened as far as upstream knows, so its work is not requeued, and the master's next compaction drops the line; repair can still bring the record back.",
+        "Ignores the whole line silently.",
+        "leasejournal repair --apply (splits the record back onto a line of its own; a glued reclaim that would take a lease away from resume is left out instead)", REPAIR;
+    CorruptLine "corrupt-line", Warning, Journal,
+        "A line that is not valid JSON (or nests too deep, or holds an integer beyond 4300 digits) and is not the last line.",
+        "Whatever the line recorded was lost when it was written; resuming cannot make that worse. A corrupt line in the middle means the file was damaged or edited.",
+        "Ignores the line silently.",
+        "Look at it with leasejournal inspect --history; fix it by hand if you know what it held (the master's next compaction drops it)", None;
+    InvalidUtf8 "invalid-utf8", Warning, Journal,
+        "Bytes that are not valid UTF-8.",
+        "Upstream deletes them before parsing. Between tokens that changes nothing; inside a string it changes the value, and a lease whose payload changed is reported as payload-id-mismatch too. Either way the loss, if any, already happened and resuming cannot make it worse.",
+        "Deletes the bytes before parsing (errors=\"ignore\").",
+        "leasejournal compact --apply rewrites the surviving records cleanly", None;
+    Bom "bom", Error, Journal,
+        "The first line starts with a UTF-8 byte order mark.",
+        "An error because resuming makes the loss permanent: the first record is invisible to upstream, so its work is not requeued; repair can still bring it back.",
+        "Ignores the first line: Python's json rejects the BOM.",
+        "leasejournal repair --apply (removes the three BOM bytes, so the record counts again)", REPAIR;
+    DuplicateMember "duplicate-member", Warning, Journal,
+        "A JSON object with a repeated member name, at any depth.",
+        "Upstream never saw the record; resuming cannot make that worse.",
+        "Ignores the record (its loader rejects duplicates).",
+        "Fix the line by hand (the master's next compaction drops it)", None;
+    NonFiniteNumber "non-finite-number", Warning, Journal,
+        "NaN, Infinity or -Infinity, or a payload number that overflows to infinity.",
+        "Upstream never saw the record; resuming cannot make that worse.",
+        "Ignores the record.",
+        "Fix the line by hand (the master's next compaction drops it)", None;
+    NotAnObject "not-an-object", Warning, Journal,
+        "A line that is valid JSON but not an object.",
+        "Nothing upstream writes looks like this: the file was edited or mixed with another. No record was lost to it.",
+        "Ignores the line.",
+        "leasejournal compact --apply drops it", None;
+    BlankLine "blank-line", Info, Journal,
+        "A line with only whitespace.",
+        "Harmless; upstream never writes one.",
+        "Ignores the line.",
+        "Nothing to do (compact removes it)", None;
+    BadId "bad-id", Warning, Journal,
+        "A record whose id is missing or not 64 lowercase hex characters.",
+        "Upstream never saw the record; resuming cannot make that worse.",
+        "Ignores the record without counting it.",
+        "Fix the line by hand (the master's next compaction drops it)", None;
+    PayloadIdMismatch "payload-id-mismatch", Warning, Journal,
+        "A lease whose payload does not hash to its id: a spliced or edited record.",
+        "Upstream never saw the lease, so its work is not recovered; resuming cannot make that worse.",
+        "Ignores the lease.",
+        "Find the real payload with leasejournal inspect --history ID", None;
+    RejectedField "rejected-field", Warning, Journal,
+        "A lease whose payload, worker, time, attempts or clock upstream refuses (not an object, negative, boolean, non-finite, unknown clock).",
+        "Upstream never saw the lease, so its work is not recovered; resuming cannot make that worse.",
+        "Ignores the lease.",
+        "Fix the field by hand", None;
+    LenientField "lenient-field", Warning, Journal,
+        "A lease value upstream converts: \"worker\":\"3\", 2.9, attempts 0 or missing, time as a string, null or integer.",
+        "Upstream accepts it, but it was not written by upstream, and the converted value may not be what was meant. Resume requeues the work all the same.",
+        "Converts the value (int(worker or 0), float(time or 0.0), int(attempts or 1)).",
+        "leasejournal compact --apply writes the converted values canonically", None;
+    UnknownOp "unknown-op", Warning, Journal,
+        "A record whose op is not lease, done or reclaim.",
+        "It has no effect; it was written by another tool or by hand.",
+        "Counts it as an event and ignores it.",
+        "leasejournal compact --apply drops it", None;
+    UnknownField "unknown-field", Info, Journal,
+        "A record with members upstream does not read.",
+        "Compaction drops them, upstream's and ours alike.",
+        "Ignores the members.",
+        "Nothing to do", None;
+    NonCanonicalEncoding "non-canonical-encoding", Info, Journal,
+        "A record not byte-identical to upstream's own encoding (key order, separators, escaping, number form).",
+        "It was written by hand or by another tool.",
+        "Reads it like any other record.",
+        "leasejournal compact --apply rewrites records canonically", None;
+    DoubleLease "double-lease", Warning, Protocol,
+        "L1: a lease for an id that is already active.",
+        "Ownership moved without a reclaim: two workers may have run the same work. That already happened; resume reclaims the survivor and requeues the work once, so it cannot make it worse.",
+        "Replay lets the last lease win.",
+        "Inspect with leasejournal inspect --history ID", None;
+    LeaseAfterDone "lease-after-done", Warning, Protocol,
+        "A completed id leased again.",
+        "The work was dispatched twice; if the second lease is still active, resume requeues it once more. Nothing is lost.",
+        "Replay re-activates the id.",
+        "Nothing to undo; check what re-dispatched it", None;
+    OrphanDone "orphan-done", Warning, Protocol,
+        "L2: a done for an id that is not active (never leased, reclaimed, or done before its lease).",
+        "A completion upstream does not count: if the lease is still active, resume requeues work that may be finished. Running it again costs time and loses nothing; no file tells which record is the truth.",
+        "Ignores it.",
+        "Inspect with leasejournal inspect --history ID", None;
+    OrphanReclaim "orphan-reclaim", Info, Protocol,
+        "A reclaim for an id that is not active.",
+        "Harmless: reclaims are idempotent.",
+        "Ignores it.",
+        "Nothing to do", None;
+    LegacyClockLease "legacy-clock-lease", Info, Protocol,
+        "L4/L5: an active lease without the unix clock marker; its time is a monotonic reading from an earlier boot.",
+        "Its time is meaningless now, but resume reclaims and requeues every non-unix lease whatever its time, so L5 holds without any change to the file.",
+        "recover_expired reclaims every non-unix lease unconditionally, and resume requeues its work.",
+        "Nothing to do; resume migrates it (leasejournal recover shows the forecast)", None;
+    SeedMissing "seed-missing", Error, Protocol,
+        "An active lease whose payload has no path, or whose seed path is not a file on this host, and that has no continuation.",
+        "An error because resuming loses the work for good: resume reclaims the lease, cannot rebuild the work item and drops it, and nothing else remembers it. Relative paths are looked up from verify's working directory: run it where the master runs.",
+        "_recoverable_work_item_from_lease_payload returns None; the reclaim is appended all the same.",
+        "Restore the seed (mount the AFL output directory, run from the master's working directory) before resuming; leasejournal recover lists every item resume drops", None;
+    RequeuedTwice "requeued-twice", Warning, Protocol,
+        "Two active leases (in one journal, or one in each) that resume rebuilds into the same work item.",
+        "Resume does not de-duplicate: the work is queued, and runs, twice. Nothing is lost.",
+        "Appends the deferred journal's items, then the work journal's, to the queue as they come.",
+        "Nothing to do; leasejournal recover shows both", None;
+    FutureLease "future-lease", Warning, Protocol,
+        "L4: an active unix-clock lease dated after now plus the skew.",
+        "A wall-clock rollback or a bad time. Resume reclaims with a TTL of 0, so the work is requeued all the same; ages and TTL expiry at run time are unreliable.",
+        "Reclaims it only when the TTL is 0 (as resume does).",
+        "Check the host clock (NTP)", None;
+    ClockRegression "clock-regression", Warning, Protocol,
+        "Unix timestamps going backwards by more than the skew between consecutive records.",
+        "The wall clock was set back while the master ran: lease ages are unreliable.",
+        "Does not look at record order.",
+        "Check the host clock (NTP)", None;
+    ExpiredLease "expired-lease", Info, Protocol,
+        "An active unix lease at least the TTL old.",
+        "Resume reclaims it and requeues the work.",
+        "recover_expired reclaims it.",
+        "Nothing to do (leasejournal recover shows what resume requeues)", None;
+    DeferredDone "deferred-done", Warning, Protocol,
+        "A done in .dispatch_protocol_deferred.jsonl, which upstream never writes there.",
+        "The file was edited or mixed up with the work journal.",
+        "Applies it like any done.",
+        "Inspect the file; compare with .work_leases.jsonl", None;
+    SnapshotCorrupt "snapshot-corrupt", Error, Snapshot,
+        "The snapshot does not parse, is not a JSON object, or is not valid UTF-8.",
+        "An error because resuming loses state for good: the coordinator starts empty, every statistic (rewards, completions, failures, costs) is lost, and the master's next save overwrites the file.",
+        "Catches the error and starts with an empty coordinator.",
+        "Restore it from a backup (leasejournal diff compares them)", None;
+    SnapshotLegacyClock "snapshot-legacy-clock", Warning, Snapshot,
+        "L4: no \"clock\":\"unix\": last_lease and last_complete are monotonic readings.",
+        "Those times are meaningless after a reboot; restore zeroes them, which loses nothing that was still true.",
+        "Restore zeroes them.",
+        "leasejournal migrate --apply SNAPSHOT (writes exactly what upstream writes after restoring it)", Some(Remedy::MigrateSnapshot);
+    SnapshotInheritedLease "snapshot-inherited-lease", Info, Snapshot,
+        "L6: a state lease of the previous coordinator epoch.",
+        "Its MPI rank no longer owns anything.",
+        "Restore makes it stale; the first recovery adds a failure to its task.",
+        "Nothing to do", None;
+    SnapshotDroppedEntry "snapshot-dropped-entry", Error, Snapshot,
+        "An entry restore drops: not an object, a bad task_id, or a value it cannot convert.",
+        "An error because resuming loses it for good: restore skips that task's statistics or lease, and the master's next save overwrites the file without it.",
+        "Skips the entry.",
+        "Fix the entry by hand before resuming", None;
+    SnapshotTruncated "snapshot-truncated", Warning, Snapshot,
+        "More than 65536 stats or leases.",
+        "The oldest entries are not restored; that is upstream's own retention window, which no fix can widen.",
+        "Restore keeps only the last 65536 of each.",
+        "Nothing to do", None;
+    SnapshotNonFinite "snapshot-non-finite", Warning, Snapshot,
+        "NaN or Infinity values.",
+        "Statistics that cannot be averaged or compared.",
+        "Restores infinities as they are and NaN as 0.0.",
+        "Fix the values by hand", None;
+    SnapshotDuplicateMember "snapshot-duplicate-member", Warning, Snapshot,
+        "A JSON object with a repeated member name.",
+        "One of the values is silently discarded.",
+        "The last value wins.",
+        "Fix the file by hand", None;
+    SnapshotLeaseWithoutStats "snapshot-lease-without-stats", Warning, Snapshot,
+        "A state lease whose task has no stats entry.",
+        "Its recovery failure is counted nowhere.",
+        "Restores the lease; recovery skips the missing stats.",
+        "Nothing to do", None;
+    StaleTempFile "stale-temp-file", Warning, Directory,
+        "A *.tmp file left by a crashed compaction or snapshot save.",
+        "It wastes space and may hide a failed rewrite; resume never reads it.",
+        "Never cleans these up.",
+        "Remove it once nothing is running (leasejournal removes its own under the lock)", None;
+    LiveMaster "live-master", Warning, Directory,
+        ".master-queue.lock is held: a master is running.",
+        "The files are changing while they are read, and a second master refuses to start: the verdict is busy (exit 3).",
+        "A second master refuses to start.",
+        "Stop the master, or check again later", None;
+    LeasejournalBackups "leasejournal-backups", Info, Directory,
+        "Backups (FILE.bak.<UTC>) and discard exports (FILE.discarded.<UTC>.jsonl) that leasejournal left next to the state files.",
+        "Upstream never reads them; they only take space. They are the way back from a change, and an export holds discarded work.",
+        "Ignores them.",
+        "Remove them once the campaign has resumed and you need no way back: rm DIR/.*.bak.* DIR/.*.discarded.*.jsonl", None;
+    MissingJournal "missing-journal", Info, Directory,
+        "A state directory without .work_leases.jsonl.",
+        "Nothing to recover, or the journal is disabled (SYMCC_WORK_LEASES=0).",
+        "Starts with an empty journal.",
+        "Nothing to do", None;
+}
+
+impl Code {
+    /// Its catalog entry.
+    pub fn info(self) -> &'static CodeInfo {
+        &CATALOG[self as usize]
+    }
+
+    /// Its severity.
+    pub fn severity(self) -> Severity {
+        self.info().severity
+    }
+
+    /// The command that fixes it, when one does.
+    pub fn remedy(self) -> Option<Remedy> {
+        self.info().remedy
+    }
+
+    /// The code named `text` (kebab-case, as reports print it).
+    pub fn parse(text: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+
+    /// The code most like `text`, if one is close enough to be a
+    /// misspelling (the "did you mean" of `--ignore` and `explain`).
+    pub fn suggest(text: &str) -> Option<Code> {
+        Code::ALL
+            .iter()
+            .map(|&c| (strsim::damerau_levenshtein(text, c.as_str()), c.as_str(), c))
+            .filter(|(distance, name, _)| *distance <= 2.max(name.len() / 4))
+            .min_by_key(|&(distance, name, _)| (distance, name))
+            .map(|(_, _, c)| c)
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+// Codes order by name, not by catalog position: reports key their counts
+// by code, and have always listed them alphabetically.
+impl PartialOrd for Code {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Code {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+/// Invariants of F314 the checks cover.
+pub const CHECKED: &[&str] = &["L1", "L2", "L4", "L5", "L6"];
+/// Invariants no file shows: L3 (runtime counters of refused leases) and
+/// L7 (the master's authoritative result identity).
+pub const NOT_CHECKABLE: &[&str] = &["L3", "L7"];
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn the_table_is_indexed_by_the_variant_and_names_are_unique() {
+        assert_eq!(Code::ALL.len(), 41);
+        assert_eq!(CATALOG.len(), Code::ALL.len());
+        let mut seen = BTreeSet::new();
+        for (i, &code) in Code::ALL.iter().enumerate() {
+            assert_eq!(code as usize, i);
+            assert_eq!(CATALOG[i].code, code);
+            assert!(seen.insert(code.as_str()), "duplicate {code}");
+            assert_eq!(Code::parse(code.as_str()), Some(code));
+            assert_eq!(
+                serde_json::to_string(&code).unwrap(),
+                format!("\"{}\"", code.as_str())
+            );
+        }
+        assert_eq!(Code::parse("torn_tail"), None);
+    }
+
+    #[test]
+    fn a_misspelt_code_suggests_the_nearest() {
+        assert_eq!(Code::suggest("torn-tial"), Some(Code::TornTail));
+        assert_eq!(Code::suggest("snapshot"), None);
+    }
+}

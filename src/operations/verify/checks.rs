@@ -1,0 +1,744 @@
+//! The checks of `verify`: a journal's lines and its replay, resume's
+//! forecast, a snapshot and upstream's restore of it, a state directory's
+//! listing. Pure: files come in as readers or bytes, findings go out as
+//! values; the caller passes `now`, the TTL and the skew.
+//!
+//! Each line upstream's loader ignores yields exactly one finding saying why
+//! (see [`ignore_code`]); protocol checks (F314 L1, L2, L4, L5, L6) run on
+//! the replay; snapshot checks on upstream's restore.
+
+use std::io;
+
+use crate::engine::journal::{
+    self, Clock, ClockMarker, CorruptReason, Effect, IgnoreReason, LeaseRejection, LineEvent,
+    LineKind, Observer, Op, Replay, Summary, Terminator,
+};
+use crate::engine::snapshot;
+use crate::operations::statedir::{MasterLock, TempFile};
+
+use super::Settings;
+use super::catalog::{Code, Severity};
+use super::findings::{At, Findings, Id};
+
+/// `n` and the noun, singular for exactly 1.
+fn plural_en(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The code of the finding that explains why upstream ignored a line.
+pub fn ignore_code(reason: IgnoreReason) -> Code {
+    match reason {
+        IgnoreReason::Blank => Code::BlankLine,
+        IgnoreReason::TornTail => Code::TornTail,
+        IgnoreReason::GluedRecord => Code::GluedRecord,
+        IgnoreReason::Bom => Code::Bom,
+        IgnoreReason::DuplicateMember => Code::DuplicateMember,
+        IgnoreReason::NonFiniteNumber | IgnoreReason::PayloadNotFinite => Code::NonFiniteNumber,
+        IgnoreReason::TooDeep | IgnoreReason::IntegerTooLong | IgnoreReason::Corrupt => {
+            Code::CorruptLine
+        }
+        IgnoreReason::NotAnObject => Code::NotAnObject,
+        IgnoreReason::BadId => Code::BadId,
+        IgnoreReason::PayloadNotObject | IgnoreReason::RejectedField => Code::RejectedField,
+        IgnoreReason::PayloadIdMismatch => Code::PayloadIdMismatch,
+        IgnoreReason::OrphanDone => Code::OrphanDone,
+        IgnoreReason::OrphanReclaim => Code::OrphanReclaim,
+        IgnoreReason::UnknownOp => Code::UnknownOp,
+    }
+}
+
+/// Whether any invalid byte of `raw` sits inside a JSON string (where its
+/// deletion changes a value).
+fn invalid_bytes_inside_string(raw: &[u8]) -> bool {
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut invalid_at = Vec::new();
+    let mut pos = 0;
+    for chunk in raw.utf8_chunks() {
+        pos += chunk.valid().len();
+        invalid_at.push(pos..pos + chunk.invalid().len());
+        pos += chunk.invalid().len();
+    }
+    let mut ranges = invalid_at.into_iter().filter(|r| !r.is_empty()).peekable();
+    for (i, &b) in raw.iter().enumerate() {
+        while ranges.peek().is_some_and(|r| r.end <= i) {
+            ranges.next();
+        }
+        if ranges.peek().is_some_and(|r| r.contains(&i)) {
+            if in_string {
+                return true;
+            }
+            continue;
+        }
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        }
+    }
+    false
+}
+
+struct JournalChecks<'s> {
+    settings: &'s Settings,
+    file: String,
+    deferred: bool,
+    findings: Findings,
+    last_unix_time: Option<f64>,
+    /// Take the shortcut for plain records ([`JournalChecks::plain_unix_time`]);
+    /// off only to check that the shortcut changes nothing.
+    shortcut: bool,
+}
+
+impl Observer for JournalChecks<'_> {
+    fn line(&mut self, event: &LineEvent<'_>) {
+        // Every check below must either pass on a plain record or be
+        // repeated in `plain_unix_time`'s conditions.
+        if self.shortcut
+            && let Some(t) = self.plain_unix_time(event)
+        {
+            // Nearly every line: only the clock can be wrong.
+            if self
+                .last_unix_time
+                .is_none_or(|prev| t >= prev - self.settings.skew)
+            {
+                self.last_unix_time = Some(t);
+                return;
+            }
+        }
+        let s = self.settings;
+        let file = self.file.as_str();
+        let f = &mut self.findings;
+        let line = Some(event.number);
+        let offset = Some(event.offset);
+        let record = match &event.classified.kind {
+            LineKind::Record(r) => Some(r),
+            _ => None,
+        };
+        let id = match &event.classified.kind {
+            LineKind::Record(r) => Some(Id::Work(r.id)),
+            LineKind::Corrupt {
+                glued: Some((_, r)),
+                ..
+            } => Some(Id::Work(r.id)),
+            _ => None,
+        };
+        let at = At { line, offset, id };
+
+        if event.classified.invalid_utf8 > 0 {
+            let n = event.classified.invalid_utf8;
+            if invalid_bytes_inside_string(event.content) {
+                f.add(s, Code::InvalidUtf8, file, at, || {
+                    format!(
+                        "{} inside a string: deleting them changes the value",
+                        plural_en(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes")
+                    )
+                });
+            } else {
+                f.add(s, Code::InvalidUtf8, file, at, || {
+                    format!(
+                        "{} between tokens, deleted before parsing",
+                        plural_en(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes")
+                    )
+                });
+            }
+        }
+
+        let reason = match (event.effect, record) {
+            (Some(effect), Some(record)) => IgnoreReason::of_effect(effect, record),
+            _ => IgnoreReason::of_line(event.classified, event.terminator),
+        };
+        // A last line of nothing but NULs is zero fill, reported once by
+        // the end-of-file check rather than as a torn append.
+        let zero_fill = reason == Some(IgnoreReason::TornTail)
+            && !event.content.is_empty()
+            && event.content.iter().all(|&b| b == 0);
+        if let Some(reason) = reason.filter(|_| !zero_fill) {
+            // Records repair can put back: the line is then a glued record
+            // (or a torn tail, or a BOM) with repair as its fix; a BOM in
+            // front of no record hides nothing.
+            let hidden = if matches!(event.classified.kind, LineKind::Corrupt { .. }) {
+                crate::operations::repair::hidden_records(
+                    event.content,
+                    &event.classified.kind,
+                    event.number == 1,
+                    event.terminator == Terminator::None,
+                )
+            } else {
+                Vec::new()
+            };
+            let code = match reason {
+                IgnoreReason::Corrupt | IgnoreReason::TooDeep | IgnoreReason::IntegerTooLong
+                    if !hidden.is_empty() =>
+                {
+                    Code::GluedRecord
+                }
+                other => ignore_code(other),
+            };
+            let mut message = ignored_message(event, reason);
+            if !hidden.is_empty() {
+                if reason == IgnoreReason::GluedRecord {
+                    message = "upstream ignores the whole line".into();
+                }
+                message = describe_hidden(&message, &hidden);
+            }
+            if reason == IgnoreReason::Bom && hidden.is_empty() {
+                f.push(s, code, Severity::Warning, None, file, at, || {
+                    format!("{message}; no record follows it, so nothing is lost")
+                });
+            } else {
+                f.add(s, code, file, at, || message);
+            }
+        }
+
+        let Some(record) = record else { return };
+        if let Op::Lease(Ok(lease)) = &record.op
+            && !lease.lenient.is_empty()
+        {
+            f.add(s, Code::LenientField, file, at, || {
+                lease
+                    .lenient
+                    .iter()
+                    .map(|l| format!("{}: {}", l.field.as_str(), l.note))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            });
+        }
+        if !record.unknown_fields.is_empty() {
+            f.add(s, Code::UnknownField, file, at, || {
+                format!(
+                    "members upstream does not read: {}",
+                    record.unknown_fields.join(", ")
+                )
+            });
+        }
+        if !record.canonical {
+            f.add(s, Code::NonCanonicalEncoding, file, at, || {
+                "not byte-identical to upstream's encoding of the same record".into()
+            });
+        }
+        match event.effect {
+            Some(Effect::TookOver { previous_worker }) => {
+                let new = match &record.op {
+                    Op::Lease(Ok(l)) => l.worker.to_string(),
+                    _ => "?".into(),
+                };
+                f.add(s, Code::DoubleLease, file, at, || {
+                    format!("leased to worker {new} while active for worker {previous_worker}: the last lease wins without a reclaim")
+                });
+            }
+            Some(Effect::Reactivated) => f.add(s, Code::LeaseAfterDone, file, at, || {
+                "leased again after it was completed".into()
+            }),
+            _ => {}
+        }
+        if self.deferred && record.op == Op::Done {
+            f.add(s, Code::DeferredDone, file, at, || {
+                "a done record in the deferred-dispatch journal".into()
+            });
+        }
+        if record.marker == ClockMarker::Unix
+            && let Some(t) = record.time
+        {
+            if let Some(prev) = self.last_unix_time
+                && t < prev - s.skew
+            {
+                f.add(s, Code::ClockRegression, file, at, || {
+                    format!(
+                        "time {} is {} before the previous record's {}",
+                        crate::engine::json::float_repr(t),
+                        crate::operations::inspect::duration(prev - t),
+                        crate::engine::json::float_repr(prev)
+                    )
+                });
+            }
+            self.last_unix_time = Some(t);
+        }
+    }
+}
+
+impl JournalChecks<'_> {
+    /// The time of a line that no check but the clock's can flag: a
+    /// canonical, valid UTF-8 record with a unix clock and a time, nothing
+    /// coerced or unknown, that leased a new id, completed or reclaimed an
+    /// active one (and is not a done in the deferred journal).
+    fn plain_unix_time(&self, event: &LineEvent<'_>) -> Option<f64> {
+        let LineKind::Record(record) = &event.classified.kind else {
+            return None;
+        };
+        let plain_op = match (&record.op, event.effect) {
+            (Op::Lease(Ok(lease)), Some(Effect::Activated)) => lease.lenient.is_empty(),
+            (Op::Done, Some(Effect::Completed { .. })) => !self.deferred,
+            (Op::Reclaim, Some(Effect::Reclaimed { .. })) => true,
+            _ => false,
+        };
+        if plain_op
+            && event.classified.invalid_utf8 == 0
+            && record.canonical
+            && record.unknown_fields.is_empty()
+            && record.marker == ClockMarker::Unix
+        {
+            record.time
+        } else {
+            None
+        }
+    }
+}
+
+/// Checks a journal's lines with and without the shortcut for plain
+/// records and panics unless the findings agree (for the tests and the
+/// fuzzer). Runs every example (`--max-examples 0`) on both clocks' edges:
+/// a skew of zero. A test hook: not in a build users run.
+#[cfg(any(test, feature = "test-hooks"))]
+pub fn check_shortcut(data: &[u8], deferred: bool) {
+    struct Both<'s>(JournalChecks<'s>, JournalChecks<'s>);
+    impl Observer for Both<'_> {
+        fn line(&mut self, event: &LineEvent<'_>) {
+            self.0.line(event);
+            self.1.line(event);
+        }
+    }
+    let settings = Settings {
+        now: 1.9e9,
+        ttl: 3600.0,
+        skew: 0.0,
+        max_examples: 0,
+        ignore: Vec::new(),
+        strict: false,
+    };
+    let checks = |shortcut| JournalChecks {
+        settings: &settings,
+        file: "journal".into(),
+        deferred,
+        findings: Findings::default(),
+        last_unix_time: None,
+        shortcut,
+    };
+    let mut both = Both(checks(true), checks(false));
+    journal::scan(data, &mut both).expect("reading bytes");
+    let describe = |f: &Findings| format!("{:?} {:?} {:?}", f.examples, f.counts, f.by_severity);
+    assert_eq!(
+        describe(&both.0.findings),
+        describe(&both.1.findings),
+        "the shortcut for plain records changes the findings"
+    );
+}
+
+fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
+    match (&event.classified.kind, event.effect) {
+        (
+            LineKind::Corrupt {
+                glued: Some((at, record)),
+                ..
+            },
+            _,
+        ) => format!(
+            "a {} record for {} glued at byte {at} onto a torn fragment: upstream ignores both",
+            op_name(&record.op),
+            record.id
+        ),
+        (LineKind::Corrupt { .. }, _) if reason == IgnoreReason::TornTail => format!(
+            "{} bytes without a terminator that do not parse: a crash mid-append",
+            event.content.len()
+        ),
+        (LineKind::Corrupt { reason, .. }, _) => match reason {
+            CorruptReason::Syntax(m) => format!("not JSON: {m}"),
+            other => other.to_string(),
+        },
+        (LineKind::Blank, _) => "blank line".into(),
+        (LineKind::NotAnObject, _) => "valid JSON but not an object".into(),
+        (LineKind::BadId, _) => "id missing or not 64 lowercase hex characters".into(),
+        (LineKind::Record(record), Some(effect)) => match (effect, &record.op) {
+            (_, Op::Lease(Err(rejection))) => match rejection {
+                LeaseRejection::PayloadMismatch { computed } => {
+                    format!("the payload hashes to {computed}: upstream ignores the lease")
+                }
+                other => format!("{other}: upstream ignores the lease"),
+            },
+            (
+                Effect::DoneIgnored {
+                    already_completed: true,
+                },
+                _,
+            ) => "done for an id that is already completed".into(),
+            (Effect::DoneIgnored { .. }, _) => "done for an id that is not active".into(),
+            (Effect::ReclaimIgnored, _) => "reclaim for an id that is not active".into(),
+            (Effect::UnknownOp { op }, _) => format!("unknown op {op:?}"),
+            _ => String::new(),
+        },
+        (LineKind::Record(_), None) => String::new(),
+    }
+}
+
+/// A line's message, told what records it hides.
+fn describe_hidden(message: &str, hidden: &[crate::operations::repair::HiddenRecord]) -> String {
+    use crate::operations::repair::Hidden;
+    let records: Vec<String> = hidden
+        .iter()
+        .map(|h| {
+            let how = match h.hidden {
+                Hidden::Glued => "glued onto a torn fragment",
+                Hidden::Bom => "behind a byte order mark",
+                Hidden::ZeroFill => "followed by NUL bytes",
+                Hidden::MissingNewline => "complete but for its newline",
+                Hidden::Appended => "appended onto the record before it",
+            };
+            format!(
+                "{} {} ({how})",
+                op_name(&h.record.op),
+                &h.record.id.to_hex()[..12]
+            )
+        })
+        .collect();
+    let what = if hidden.len() == 1 {
+        "a record"
+    } else {
+        "records"
+    };
+    format!(
+        "{message}; it hides {what} upstream never sees: {}",
+        records.join(", ")
+    )
+}
+
+fn op_name(op: &Op) -> &str {
+    match op {
+        Op::Lease(_) => "lease",
+        Op::Done => "done",
+        Op::Reclaim => "reclaim",
+        Op::Unknown(op) => op,
+    }
+}
+
+/// What verifying a journal found, with the replay it reached.
+pub struct JournalVerification {
+    /// The findings.
+    pub findings: Findings,
+    /// Totals of the read.
+    pub summary: Summary,
+    /// The replay state.
+    pub replay: Replay,
+}
+
+/// Verifies a journal. `deferred` marks `.dispatch_protocol_deferred.jsonl`.
+pub fn journal(
+    src: impl journal::Source,
+    file: &str,
+    deferred: bool,
+    settings: &Settings,
+) -> io::Result<JournalVerification> {
+    let mut checks = JournalChecks {
+        settings,
+        file: file.to_string(),
+        deferred,
+        findings: Findings::default(),
+        last_unix_time: None,
+        shortcut: true,
+    };
+    let scan = journal::scan(src, &mut checks)?;
+    let mut findings = checks.findings;
+    let s = settings;
+    if scan.summary.tail.zero_bytes > 0 {
+        let tail = &scan.summary.tail;
+        let n = tail.zero_bytes;
+        findings.add(
+            s,
+            Code::ZeroFilledTail,
+            file,
+            At {
+                line: Some(scan.summary.lines),
+                offset: Some(tail.offset + tail.bytes - n),
+                id: None,
+            },
+            || format!("{n} NUL bytes at the end of the file"),
+        );
+    }
+    if scan.summary.tail.state == journal::TailState::Unterminated {
+        let tail = &scan.summary.tail;
+        findings.add(
+            s,
+            Code::UnterminatedTail,
+            file,
+            At {
+                line: Some(scan.summary.lines),
+                offset: Some(tail.offset),
+                id: None,
+            },
+            || {
+                format!(
+                    "the last record ({} bytes) has no newline: the next append glues onto it",
+                    tail.bytes
+                )
+            },
+        );
+    }
+    for (id, active) in scan.replay.active_sorted() {
+        let at = At {
+            line: Some(active.line),
+            offset: Some(active.offset),
+            id: Some(Id::Work(*id)),
+        };
+        match active.clock {
+            Clock::Legacy => findings.add(s, Code::LegacyClockLease, file, at, || {
+                format!(
+                    "active lease of worker {} has a monotonic time ({}) from an earlier boot",
+                    active.worker,
+                    crate::engine::json::float_repr(active.time)
+                )
+            }),
+            Clock::Unix => {
+                let age = s.now - active.time;
+                if active.time > s.now + s.skew {
+                    findings.add(s, Code::FutureLease, file, at, || {
+                        format!(
+                            "active lease of worker {} is dated {} after now",
+                            active.worker,
+                            crate::operations::inspect::duration(-age)
+                        )
+                    });
+                } else if s.ttl == 0.0 || age >= s.ttl {
+                    findings.add(s, Code::ExpiredLease, file, at, || {
+                        format!(
+                            "active lease of worker {} is {} old (TTL {}): resume reclaims it",
+                            active.worker,
+                            crate::operations::inspect::duration(age.max(0.0)),
+                            crate::operations::inspect::duration(s.ttl)
+                        )
+                    });
+                }
+            }
+        }
+    }
+    Ok(JournalVerification {
+        findings,
+        summary: scan.summary,
+        replay: scan.replay,
+    })
+}
+
+/// The findings of resume's forecasts (`(file, forecast)` in the order
+/// resume reads the journals, duplicates already marked): work it drops
+/// (`seed-missing`) and work it queues twice (`requeued-twice`).
+pub fn resume(
+    forecasts: &[(String, crate::operations::recover::Forecast)],
+    settings: &Settings,
+) -> Findings {
+    use crate::operations::recover::ResumeOutcome;
+    let mut f = Findings::default();
+    for (file, forecast) in forecasts {
+        for r in &forecast.reclaims {
+            let at = At {
+                line: Some(r.lease.line),
+                offset: None,
+                id: Some(Id::Work(r.lease.id)),
+            };
+            if let ResumeOutcome::Dropped { reason } = &r.outcome {
+                f.add(settings, Code::SeedMissing, file, at, || {
+                    format!(
+                        "active lease of worker {}: resume reclaims it and drops its work, because {reason}",
+                        r.lease.worker
+                    )
+                });
+            }
+            if let Some((other, id)) = &r.duplicate_of {
+                f.add(settings, Code::RequeuedTwice, file, at, || {
+                    format!(
+                        "resume rebuilds it into the same work item as {} in {other}: the work is queued twice",
+                        &id.to_hex()[..12]
+                    )
+                });
+            }
+        }
+    }
+    f
+}
+
+/// Verifies a snapshot's bytes.
+pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
+    let s = settings;
+    let mut f = Findings::default();
+    let snap = snapshot::read(bytes);
+    let none = At::default();
+    match &snap.parse {
+        Err(e) => {
+            let e = e.to_string();
+            f.add(s, Code::SnapshotCorrupt, file, none, || {
+                format!("does not parse ({e}): upstream starts empty and every statistic is lost")
+            });
+            return f;
+        }
+        Ok(_) if !snap.is_object => {
+            f.add(s, Code::SnapshotCorrupt, file, none, || {
+                "not a JSON object: upstream's restore ignores it and starts empty".into()
+            });
+            return f;
+        }
+        Ok(stats) => {
+            if stats.duplicate_members > 0 {
+                let n = stats.duplicate_members;
+                f.add(s, Code::SnapshotDuplicateMember, file, none, || {
+                    format!(
+                        "{}: the last value of each wins",
+                        plural_en(n, "repeated member name", "repeated member names")
+                    )
+                });
+            }
+            if stats.nonfinite_constants > 0 {
+                let n = stats.nonfinite_constants;
+                f.add(s, Code::SnapshotNonFinite, file, none, || {
+                    plural_en(n, "NaN/Infinity constant", "NaN/Infinity constants")
+                });
+            }
+        }
+    }
+    if !snap.unix_clock {
+        f.add(s, Code::SnapshotLegacyClock, file, none, || {
+            "no \"clock\":\"unix\": last_lease/last_complete are monotonic and restore zeroes them"
+                .into()
+        });
+    }
+    let c = &snap.changes;
+    if c.stats_truncated + c.leases_truncated > 0 {
+        f.add(s, Code::SnapshotTruncated, file, none, || {
+            format!(
+                "{} stats and {} leases before the last 65536 are never read",
+                c.stats_truncated, c.leases_truncated
+            )
+        });
+    }
+    for member in &c.ignored_members {
+        f.add(s, Code::SnapshotDroppedEntry, file, none, || {
+            format!("\"{member}\" is not a list: restore ignores all of it")
+        });
+    }
+    for d in &c.dropped {
+        let at = At {
+            id: d.task_id.as_deref().map(Id::Text),
+            ..At::default()
+        };
+        f.add(s, Code::SnapshotDroppedEntry, file, at, || {
+            format!("{}[{}]: {}", list_name(d.list), d.index, d.reason)
+        });
+    }
+    if let Some(restored) = &snap.restored {
+        let infinite = restored
+            .stats
+            .iter()
+            .filter(|t| {
+                !t.reward.is_finite()
+                    || !t.elapsed.is_finite()
+                    || !t.last_lease.is_finite()
+                    || !t.last_complete.is_finite()
+            })
+            .count();
+        if infinite > 0
+            && snap
+                .parse
+                .as_ref()
+                .is_ok_and(|p| p.nonfinite_constants == 0)
+        {
+            f.add(s, Code::SnapshotNonFinite, file, none, || {
+                format!("{infinite} stats entries restore to an infinite value")
+            });
+        }
+        for lease in &restored.leases {
+            let at = At {
+                id: Some(Id::Text(&lease.task_id)),
+                ..At::default()
+            };
+            f.add(s, Code::SnapshotInheritedLease, file, at, || {
+                format!(
+                    "state lease of worker {} from the previous coordinator epoch: restore makes it stale",
+                    lease.worker
+                )
+            });
+        }
+    }
+    for task in &c.leases_without_stats {
+        let at = At {
+            id: Some(Id::Text(task)),
+            ..At::default()
+        };
+        f.add(s, Code::SnapshotLeaseWithoutStats, file, at, || {
+            "a state lease whose task has no stats entry".into()
+        });
+    }
+    f
+}
+
+fn list_name(list: snapshot::List) -> &'static str {
+    match list {
+        snapshot::List::Stats => "stats",
+        snapshot::List::Leases => "leases",
+    }
+}
+
+/// Verifies what a state directory's listing shows.
+pub fn directory(
+    dir: &str,
+    has_work_journal: bool,
+    (temp_files, backups): (&[TempFile], &[TempFile]),
+    lock: &MasterLock,
+    settings: &Settings,
+) -> Findings {
+    let s = settings;
+    let mut f = Findings::default();
+    if !backups.is_empty() {
+        let bytes: u64 = backups.iter().map(|b| b.bytes).sum();
+        f.add(s, Code::LeasejournalBackups, dir, At::default(), || {
+            format!(
+                "{} left by leasejournal, {bytes} bytes in all: {}",
+                if backups.len() == 1 {
+                    "1 backup or export".to_string()
+                } else {
+                    format!("{} backups and exports", backups.len())
+                },
+                backups
+                    .iter()
+                    .map(|b| b.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        });
+    }
+    for t in temp_files {
+        f.add(s, Code::StaleTempFile, dir, At::default(), || {
+            format!("{} ({} bytes) left by a crashed rewrite", t.name, t.bytes)
+        });
+    }
+    if lock.held == Some(true) {
+        let pids = lock
+            .holders
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        f.add(s, Code::LiveMaster, dir, At::default(), || {
+            format!(".master-queue.lock is held by pid {pids}: a master is running")
+        });
+    }
+    if !has_work_journal {
+        f.add(s, Code::MissingJournal, dir, At::default(), || {
+            "no .work_leases.jsonl: nothing to recover".into()
+        });
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_bytes_inside_and_outside_strings() {
+        assert!(invalid_bytes_inside_string(b"{\"a\":\"x\xffy\"}"));
+        assert!(!invalid_bytes_inside_string(b"{\"a\":\xff\"xy\"}"));
+        assert!(!invalid_bytes_inside_string(b"{\"a\\\"\":1,\xff\"b\":2}"));
+    }
+}

@@ -1,0 +1,281 @@
+//! `verify`, the pre-resume go/no-go: every path checked, resume's
+//! forecast judged, one report and the exit status that goes with it.
+//! Read-only; nothing is printed here.
+//!
+//! The parts: the finding catalog ([`catalog`]), the checks of journals,
+//! snapshots and state directories ([`checks`]), the findings they yield
+//! ([`findings`]) and the report ([`report`]).
+
+pub mod catalog;
+pub mod checks;
+pub mod findings;
+pub mod report;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+pub use catalog::{CHECKED, Code, CodeInfo, NOT_CHECKABLE, Remedy, Scope, Severity};
+#[cfg(any(test, feature = "test-hooks"))]
+pub use checks::check_shortcut;
+pub use checks::{JournalVerification, directory, ignore_code, journal, resume, snapshot};
+pub use findings::{At, Finding, Findings, Id};
+pub use report::{
+    CheckError, FileCounts, RemedyTargets, SettingsReport, TargetReport, Verdict, VerifyReport,
+    next_steps, shell_quote,
+};
+
+use crate::engine::journal::Positional;
+use crate::operations::exit::Exit;
+use crate::operations::input::{self, InputError, Target, in_words};
+use crate::operations::progress::Progress;
+use crate::operations::recover::{self, Forecast};
+use crate::operations::schema;
+use crate::operations::statedir::{self, Kind};
+
+/// What a verification asks.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The present, in Unix seconds.
+    pub now: f64,
+    /// Leases at least this old are expired (0: all, as resume does).
+    pub ttl: f64,
+    /// Clock tolerance for future leases and regressions.
+    pub skew: f64,
+    /// Examples kept per code (0: all). Counts stay exact.
+    pub max_examples: usize,
+    /// Codes to leave out entirely, as given (the report echoes them).
+    pub ignore: Vec<Code>,
+    /// Warnings make the verdict no-go too.
+    pub strict: bool,
+}
+
+/// Verifies `paths` (read as `kind`, or as detected) and judges them:
+/// the report, and the exit status its verdict calls for. A path that
+/// cannot be read is an error of the report, not of the run.
+pub fn verify(
+    paths: &[PathBuf],
+    kind: Option<Kind>,
+    settings: &Settings,
+    progress: &dyn Progress,
+) -> (VerifyReport, Exit) {
+    // Read once for every path: who holds which lock.
+    let proc_locks = statedir::read_proc_locks();
+    let mut all = Findings::default();
+    let mut targets = Vec::new();
+    let mut remedies = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        match verify_target(path, kind, settings, proc_locks.as_deref(), progress) {
+            Ok(mut checked) => {
+                remedies.push(checked.remedies.apply(&mut checked.findings));
+                let busy = !checked.master_pids.is_empty();
+                targets.push(TargetReport {
+                    path: path.display().to_string(),
+                    kind: checked.kind,
+                    verdict: Verdict::of(&checked.findings, settings.strict, busy),
+                    counts: checked.findings.counts.clone(),
+                    master_pids: checked.master_pids,
+                    master_lock: busy.then(|| {
+                        checked
+                            .dir
+                            .join(statedir::MASTER_LOCK)
+                            .display()
+                            .to_string()
+                    }),
+                });
+                all.extend(checked.findings);
+            }
+            Err(cause) => errors.push(CheckError {
+                path: path.display().to_string(),
+                message: cause.problem.clone(),
+                cause,
+            }),
+        }
+    }
+    let verdict = Verdict::overall(targets.iter().map(|t| t.verdict), !errors.is_empty());
+    let exit = verdict.exit();
+    let report = VerifyReport {
+        schema_version: schema::VERIFY,
+        verdict,
+        exit_code: exit.code(),
+        findings: all.examples,
+        // The writing commands refuse a running master's directory.
+        next: if verdict == Verdict::Busy {
+            Vec::new()
+        } else {
+            next_steps(&remedies)
+        },
+        counts: all.counts,
+        severities: all.by_severity,
+        files: all
+            .by_file
+            .into_iter()
+            .map(|(file, counts)| FileCounts { file, counts })
+            .collect(),
+        checked: CHECKED,
+        not_checkable: NOT_CHECKABLE,
+        targets,
+        errors,
+        settings: SettingsReport {
+            now: settings.now,
+            ttl: settings.ttl,
+            skew: settings.skew,
+            strict: settings.strict,
+            max_examples: settings.max_examples,
+            ignored_codes: settings.ignore.clone(),
+        },
+    };
+    (report, exit)
+}
+
+/// Checks one file; for a journal, also forecasts what resume does with
+/// its leases (seed paths looked up from the current directory).
+fn verify_file(
+    path: &Path,
+    kind: Kind,
+    prefix: Vec<u8>,
+    mut file: std::fs::File,
+    settings: &Settings,
+    progress: &dyn Progress,
+) -> Result<(Findings, Option<Forecast>), InputError> {
+    let shown = path.display().to_string();
+    let read_error =
+        |e: &std::io::Error| InputError::new(path, format!("read error: {}", in_words(e)));
+    match kind {
+        Kind::Journal => {
+            let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
+            let len = input::size(path, &file)?;
+            let meter = progress.meter(path, len);
+            let advance = |n| meter.advance(n);
+            let src = Positional::file(&file, len).with_progress(&advance);
+            let result = journal(src, &shown, deferred, settings)
+                .map(|v| {
+                    let forecast =
+                        recover::forecast(&v.replay, &v.summary.tail, settings.now, |p| {
+                            Path::new(p).is_file()
+                        });
+                    (v.findings, Some(forecast))
+                })
+                .map_err(|e| read_error(&e));
+            meter.finish();
+            result
+        }
+        Kind::Snapshot => {
+            let mut bytes = prefix;
+            file.read_to_end(&mut bytes).map_err(|e| read_error(&e))?;
+            Ok((snapshot(&bytes, &shown, settings), None))
+        }
+    }
+}
+
+/// The findings of resume's forecasts for a checked path's journals, in
+/// the order resume reads them.
+fn resume_findings(mut forecasts: Vec<(String, Forecast)>, settings: &Settings) -> Findings {
+    let mut named: Vec<(&str, &mut Forecast)> = forecasts
+        .iter_mut()
+        .map(|(file, f)| (file.as_str(), f))
+        .collect();
+    recover::mark_duplicates(&mut named);
+    resume(&forecasts, settings)
+}
+
+/// What checking one path gave.
+struct Checked {
+    kind: &'static str,
+    findings: Findings,
+    remedies: RemedyTargets,
+    master_pids: Vec<i64>,
+    /// The directory whose lock was looked at.
+    dir: PathBuf,
+}
+
+/// Checks one command-line path: a file, standard input or a state
+/// directory.
+fn verify_target(
+    path: &Path,
+    kind: Option<Kind>,
+    settings: &Settings,
+    proc_locks: Option<&str>,
+    progress: &dyn Progress,
+) -> Result<Checked, InputError> {
+    let shown = path.display().to_string();
+    match input::target(path, kind)? {
+        Target::File {
+            path,
+            kind,
+            prefix,
+            file,
+        } => {
+            // A file inside a running master's directory is as busy as the
+            // directory.
+            let dir = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            // Standard input has no directory, and nothing to fix in place.
+            let stdin = input::is_stdin(&path);
+            let holders = if stdin {
+                Vec::new()
+            } else {
+                statedir::master_lock(dir, proc_locks).holders
+            };
+            let (name, snapshot) = match kind {
+                Kind::Journal => ("journal", None),
+                Kind::Snapshot => ("snapshot", (!stdin).then(|| shown.clone())),
+            };
+            let (mut findings, forecast) =
+                verify_file(&path, kind, prefix, file, settings, progress)?;
+            if let Some(forecast) = forecast {
+                findings.extend(resume_findings(vec![(shown.clone(), forecast)], settings));
+            }
+            Ok(Checked {
+                kind: name,
+                findings,
+                remedies: RemedyTargets {
+                    repair: (!stdin).then_some(shown),
+                    snapshot,
+                },
+                master_pids: holders,
+                dir: dir.to_path_buf(),
+            })
+        }
+        Target::Directory(dir) => {
+            let has_work = dir
+                .files
+                .iter()
+                .any(|(p, _)| p.ends_with(statedir::WORK_LEASES));
+            let mut findings = directory(
+                &shown,
+                has_work,
+                (&dir.temp_files, &dir.backups),
+                &dir.master_lock,
+                settings,
+            );
+            let mut snapshot = None;
+            let mut forecasts = Vec::new();
+            for (file_path, kind) in &dir.files {
+                let (file, _) = statedir::open_regular(file_path)?;
+                if *kind == Kind::Snapshot {
+                    snapshot = Some(file_path.display().to_string());
+                }
+                let (found, forecast) =
+                    verify_file(file_path, *kind, Vec::new(), file, settings, progress)?;
+                findings.extend(found);
+                if let Some(forecast) = forecast {
+                    forecasts.push((file_path.display().to_string(), forecast));
+                }
+            }
+            findings.extend(resume_findings(forecasts, settings));
+            Ok(Checked {
+                kind: "directory",
+                findings,
+                remedies: RemedyTargets {
+                    repair: Some(shown),
+                    snapshot,
+                },
+                master_pids: dir.master_lock.holders,
+                dir: dir.path,
+            })
+        }
+    }
+}

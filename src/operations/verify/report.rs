@@ -1,0 +1,247 @@
+//! The `verify --format json` document and what it is built from: each
+//! path's verdict, the commands that fix what was found, the counts.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::catalog::{Code, Remedy, Severity};
+use super::findings::{Finding, Findings};
+use crate::operations::exit::Exit;
+use crate::operations::input::InputError;
+
+/// The go/no-go answer of `verify`, one per exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Exit 0: every path checked, no error finding, no live master.
+    Go,
+    /// Exit 1: at least one error finding (or warning, with `--strict`).
+    NoGo,
+    /// Exit 2: a path could not be checked.
+    Incomplete,
+    /// Exit 3: a live master holds `.master-queue.lock` of a checked
+    /// directory.
+    Busy,
+}
+
+impl Verdict {
+    /// The verdict of one checked path's findings.
+    pub fn of(findings: &Findings, strict: bool, busy: bool) -> Verdict {
+        if busy {
+            return Verdict::Busy;
+        }
+        match findings.worst() {
+            Some(Severity::Error) => Verdict::NoGo,
+            Some(Severity::Warning) if strict => Verdict::NoGo,
+            _ => Verdict::Go,
+        }
+    }
+
+    /// The verdict of a whole run: busy before incomplete before no-go.
+    pub fn overall(targets: impl IntoIterator<Item = Verdict>, incomplete: bool) -> Verdict {
+        let worst = targets.into_iter().max().unwrap_or(Verdict::Go);
+        match worst {
+            Verdict::Busy => Verdict::Busy,
+            _ if incomplete => Verdict::Incomplete,
+            other => other,
+        }
+    }
+
+    /// The exit status that says it.
+    pub fn exit(self) -> Exit {
+        match self {
+            Verdict::Go => Exit::Success,
+            Verdict::NoGo => Exit::Problems,
+            Verdict::Incomplete => Exit::Trouble,
+            Verdict::Busy => Exit::Refused,
+        }
+    }
+
+    /// The lowercase name (`go`, `no-go`, `incomplete`, `busy`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Go => "go",
+            Verdict::NoGo => "no-go",
+            Verdict::Incomplete => "incomplete",
+            Verdict::Busy => "busy",
+        }
+    }
+}
+
+/// Quotes `text` for a POSIX shell when it holds anything but plain path
+/// characters, so a remedy can be pasted as it is printed.
+pub fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./,:@%+=-".contains(&b));
+    // A path that starts with a dash would read as an option.
+    let text = if text.starts_with('-') {
+        format!("./{text}")
+    } else {
+        text.to_string()
+    };
+    if plain {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// Where a checked path's findings are fixed.
+#[derive(Clone, Debug)]
+pub struct RemedyTargets {
+    /// The path `repair` takes: the checked journal or state directory
+    /// (none for standard input).
+    pub repair: Option<String>,
+    /// The snapshot `migrate` takes, if the checked path holds one.
+    pub snapshot: Option<String>,
+}
+
+impl RemedyTargets {
+    /// The command line of a remedy.
+    pub fn command(&self, remedy: Remedy) -> Option<String> {
+        match remedy {
+            Remedy::Repair => self
+                .repair
+                .as_deref()
+                .map(|p| format!("leasejournal repair --apply {}", shell_quote(p))),
+            Remedy::MigrateSnapshot => self
+                .snapshot
+                .as_deref()
+                .map(|p| format!("leasejournal migrate --apply {}", shell_quote(p))),
+        }
+    }
+
+    /// Fills in each finding's `fix` and returns the remedies these
+    /// findings' codes call for (all of them, not only the kept examples).
+    pub fn apply(&self, findings: &mut Findings) -> Vec<(Remedy, String)> {
+        for f in &mut findings.examples {
+            f.fix = f.remedy.and_then(|r| self.command(r));
+        }
+        findings
+            .remedies
+            .iter()
+            .filter_map(|&r| self.command(r).map(|c| (r, c)))
+            .collect()
+    }
+}
+
+/// The commands to run, in order: every repair, then every migration;
+/// each once, in the order of the paths within each kind.
+pub fn next_steps(per_target: &[Vec<(Remedy, String)>]) -> Vec<String> {
+    let mut next: Vec<String> = Vec::new();
+    for remedy in [Remedy::Repair, Remedy::MigrateSnapshot] {
+        for (r, command) in per_target.iter().flatten() {
+            if *r == remedy && !next.contains(command) {
+                next.push(command.clone());
+            }
+        }
+    }
+    next
+}
+
+/// One checked path.
+#[derive(Debug, Serialize)]
+pub struct TargetReport {
+    /// The path as given.
+    pub path: String,
+    /// `journal`, `snapshot` or `directory`.
+    pub kind: &'static str,
+    /// Its verdict (`go`, `no-go` or `busy`).
+    pub verdict: Verdict,
+    /// Findings per code.
+    pub counts: BTreeMap<Code, u64>,
+    /// Pids holding the directory's `.master-queue.lock`, from
+    /// `/proc/locks` (a directory, or a file inside one).
+    pub master_pids: Vec<i64>,
+    /// That lock file, when it is held.
+    pub master_lock: Option<String>,
+}
+
+/// One file's findings per code.
+#[derive(Debug, Serialize)]
+pub struct FileCounts {
+    /// The file (or directory) as findings name it.
+    pub file: String,
+    /// Findings per code.
+    pub counts: BTreeMap<Code, u64>,
+}
+
+/// A path that could not be checked.
+#[derive(Debug, Serialize)]
+pub struct CheckError {
+    /// The path.
+    pub path: String,
+    /// Why.
+    pub message: String,
+    /// The error itself, naming the file that could not be read (the
+    /// path, or a file in its directory), as it is told on stderr.
+    #[serde(skip)]
+    pub cause: InputError,
+}
+
+/// The settings echoed in the report.
+#[derive(Debug, Serialize)]
+pub struct SettingsReport {
+    /// `--now`
+    pub now: f64,
+    /// `--ttl`
+    pub ttl: f64,
+    /// `--skew`
+    pub skew: f64,
+    /// `--strict`
+    pub strict: bool,
+    /// `--max-examples`
+    pub max_examples: usize,
+    /// `--ignore`
+    pub ignored_codes: Vec<Code>,
+}
+
+/// The `verify --format json` document.
+#[derive(Debug, Serialize)]
+pub struct VerifyReport {
+    /// Contract version ([`schema::VERIFY`](crate::operations::schema::VERIFY)).
+    pub schema_version: u32,
+    /// Overall verdict.
+    pub verdict: Verdict,
+    /// The process's exit status (0 go, 1 no-go, 2 incomplete, 3 busy).
+    pub exit_code: u8,
+    /// Findings (at most --max-examples per code and target).
+    pub findings: Vec<Finding>,
+    /// The commands that fix what was found, in the order to run them;
+    /// then run verify again. Empty while a master is running (busy): the
+    /// writing commands refuse its directory.
+    pub next: Vec<String>,
+    /// Exact counts per code over all targets.
+    pub counts: BTreeMap<Code, u64>,
+    /// Exact counts per severity over all targets.
+    pub severities: BTreeMap<Severity, u64>,
+    /// Exact counts per file and code, files in the order they were read.
+    pub files: Vec<FileCounts>,
+    /// F314 invariants checked.
+    pub checked: &'static [&'static str],
+    /// Invariants files cannot show.
+    pub not_checkable: &'static [&'static str],
+    /// Per-path verdicts.
+    pub targets: Vec<TargetReport>,
+    /// Paths that could not be checked.
+    pub errors: Vec<CheckError>,
+    /// What was asked.
+    pub settings: SettingsReport,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remedies_quote_what_a_shell_would_split_or_read_as_an_option() {
+        assert_eq!(shell_quote("/out/run1"), "/out/run1");
+        assert_eq!(shell_quote("run 1"), "'run 1'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote("-x"), "./-x");
+        assert_eq!(shell_quote("$HOME"), "'$HOME'");
+    }
+}
