@@ -1,20 +1,63 @@
 //! leasejournal: inspect, verify, recover, migrate, compact and diff the
 //! recovery state of a SymCC MPI fuzzing master.
 //!
-//! Architecture (dependencies point downwards):
+//! Three layers; data flows one way, bytes → engine → operation → report →
+//! face, and no layer uses one above it (`tests/cli/layout.rs` checks
+//! this, and that no two sibling modules use each other).
 //!
-//! - [`cli`]: clap definitions, one file per subcommand, the exit codes.
-//!   Parses, loads, calls the domain, renders.
-//! - [`render`]: tables, colour and JSON; data in, bytes out.
-//! - Domain, pure (bytes or values in, data out; never prints, never reads
-//!   the clock or the environment):
-//!   - [`json`]: Python-compatible JSON (parser, canonical encoder, coercions);
-//!   - [`journal`]: the JSONL lease journal (lines, records, replay, scan);
-//!   - [`snapshot`]: `.state_tasks.json` and upstream's restore rules;
-//!   - [`inspect`]: the reports of `inspect`;
-//!   - [`statedir`]: a state directory's files, temp leftovers and the
-//!     master lock as `/proc/locks` shows it, and the one safe way to open
-//!     an input file.
+//! **Engine** — upstream's formats byte for byte; bytes or values in, data
+//! out; no files opened, no output policy. The only `unsafe` outside
+//! system calls.
+//! - `engine`: the layer.
+//! - `engine::json`: Python-compatible JSON, its submodules
+//!   `engine::json::value` (the value model), `engine::json::parse`
+//!   (CPython's verdicts), `engine::json::encode` (the canonical encoder)
+//!   and `engine::json::python` (int/float/str/truthiness coercions).
+//! - `engine::journal`: the JSONL lease journal: `engine::journal::lines`
+//!   (line splitting as Python's universal newlines), `engine::journal::record`
+//!   (records, ids, classification), `engine::journal::fast` (the canonical
+//!   fast path), `engine::journal::replay` (upstream's loader),
+//!   `engine::journal::encode` (records as upstream writes them).
+//! - `engine::snapshot`: `.state_tasks.json` and upstream's restore rules.
+//!
+//! **Operations** — one module per command, input → report + exit status;
+//! they never print.
+//! - `operations`: the layer.
+//! - `operations::inspect`, `operations::verify` (with
+//!   `operations::verify::catalog`, the finding codes as an enum;
+//!   `operations::verify::checks`, `operations::verify::findings`,
+//!   `operations::verify::report`), `operations::explain`,
+//!   `operations::recover`, `operations::repair`, `operations::migrate`,
+//!   `operations::compact`, `operations::diff`: the commands.
+//! - `operations::plan`: what the writing commands' plans share (states
+//!   before and after, reclaims, the tail fix, outcomes and reports).
+//! - `operations::transaction`: plan → lock → backup → publish → re-read,
+//!   for every writing command.
+//! - `operations::durable`: the only code that writes user files.
+//! - `operations::failpoint`: the crash tests' failpoints, empty without
+//!   the `test-hooks` feature.
+//! - `operations::input`: what a path names, opened read-only;
+//!   `operations::statedir`: a state directory's files and the master's
+//!   lock as `/proc/locks` shows it; `operations::error`: `InputError`.
+//! - `operations::progress`: how an operation reports reading progress.
+//! - `operations::words`: errors, counts, durations and paths in words.
+//! - `operations::schema`: each JSON report's contract version.
+//! - `operations::exit`: the exit statuses, in one enum.
+//!
+//! **Face** — draws reports and parses the command line.
+//! - `render`: tables, colour and JSON, report in, bytes out:
+//!   `render::table` (the table style), `render::inspect`, `render::verify`,
+//!   `render::write` (the writing commands), `render::diff`.
+//! - `cli`: clap definitions; each command file parses, runs one operation
+//!   and emits (`cli::inspect`, `cli::verify`, `cli::explain`,
+//!   `cli::repair`, `cli::recover`, `cli::migrate`, `cli::compact`,
+//!   `cli::diff`, `cli::completions`); `cli::output` (`--format`,
+//!   `--color`, progress, the one emit), `cli::write` (the writing
+//!   options), `cli::select` (`--discard`'s selection), `cli::man` (man
+//!   pages).
+//!
+//! **Test hooks** — `fuzzing`: the properties the fuzz targets and property
+//! tests check, compiled only with the `test-hooks` feature.
 pub mod cli;
 pub mod engine;
 #[cfg(any(test, feature = "test-hooks"))]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::inspect::KindArg;
+use super::output::KindArg;
 use super::output::{OutputArgs, parse_id_prefix};
 use crate::operations::diff::{self, ChangeKind, Filter};
 use crate::operations::exit::Exit;

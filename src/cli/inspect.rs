@@ -5,34 +5,15 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::output::{
-    Bars, Format, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now, system_now,
+    Bars, Format, KindArg, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now,
+    system_now,
 };
 use crate::operations::exit::Exit;
 use crate::operations::inspect::{self, JournalOptions};
-use crate::operations::statedir::Kind;
 use crate::render;
-
-/// The kind of a file, when its name and content do not settle it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum KindArg {
-    /// A JSONL lease journal (.work_leases.jsonl, .dispatch_protocol_deferred.jsonl).
-    Journal,
-    /// A .state_tasks.json snapshot.
-    Snapshot,
-}
-
-impl KindArg {
-    /// The domain kind.
-    pub fn kind(self) -> Kind {
-        match self {
-            KindArg::Journal => Kind::Journal,
-            KindArg::Snapshot => Kind::Snapshot,
-        }
-    }
-}
 
 /// Show what a journal, snapshot or state directory says.
 ///

@@ -11,6 +11,7 @@ mod migrate;
 mod output;
 mod recover;
 mod repair;
+mod select;
 mod verify;
 mod write;
 

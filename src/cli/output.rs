@@ -5,7 +5,27 @@ use std::io::IsTerminal;
 use clap::{Args, ValueEnum};
 
 use crate::operations::progress::{Meter, Progress};
+use crate::operations::statedir::Kind;
 use crate::render::{ColorChoice, Styles};
+
+/// The kind of a file, when its name and content do not settle it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KindArg {
+    /// A JSONL lease journal (.work_leases.jsonl, .dispatch_protocol_deferred.jsonl).
+    Journal,
+    /// A .state_tasks.json snapshot.
+    Snapshot,
+}
+
+impl KindArg {
+    /// The domain kind.
+    pub fn kind(self) -> Kind {
+        match self {
+            KindArg::Journal => Kind::Journal,
+            KindArg::Snapshot => Kind::Snapshot,
+        }
+    }
+}
 
 /// Output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

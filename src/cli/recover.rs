@@ -6,13 +6,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{
-    Bars, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now, parse_rank,
-    parse_seconds, system_now,
-};
+use super::output::{Bars, OutputArgs, ProgressArgs, parse_now, system_now};
+use super::select::SelectArgs;
 use super::write::{self, WriteArgs};
 use crate::operations::exit::Exit;
-use crate::operations::recover::{self, DiscardRequest, Selection};
+use crate::operations::recover;
 use crate::render;
 
 /// Forecast what the master's resume will recover; discard work only when
@@ -48,34 +46,8 @@ pub struct RecoverArgs {
     #[arg(long = "discard")]
     pub discard: bool,
 
-    /// With --discard: select every active lease.
-    #[arg(long = "all", requires = "discard", conflicts_with_all = ["ttl", "id", "worker"])]
-    pub all: bool,
-
-    /// With --discard: select leases upstream's recover_expired would
-    /// expire at this TTL (0: all; a lease off the unix clock always).
-    #[arg(long = "ttl", allow_negative_numbers = true, value_name = "SECONDS", requires = "discard", value_parser = parse_seconds)]
-    pub ttl: Option<f64>,
-
-    /// With --discard: select ids starting with this hex prefix.
-    #[arg(long = "id", allow_hyphen_values = true, value_name = "PREFIX", requires = "discard", value_parser = parse_id_prefix)]
-    pub id: Option<String>,
-
-    /// With --discard: select leases of this worker rank.
-    #[arg(long = "worker", allow_negative_numbers = true, value_name = "N", requires = "discard", value_parser = parse_rank)]
-    pub worker: Option<u32>,
-
-    /// With --discard: reclaim at most N leases (0: no limit), the first
-    /// in recovery order.
-    #[arg(
-        long = "limit",
-        allow_negative_numbers = true,
-        value_name = "N",
-        default_value_t = 0,
-        requires = "discard",
-        value_parser = parse_count
-    )]
-    pub limit: usize,
+    #[command(flatten)]
+    pub select: SelectArgs,
 
     /// With --discard: export the discarded leases to FILE (which must
     /// not exist) instead of <journal>.discarded.<UTC>.jsonl.
@@ -103,11 +75,10 @@ pub struct RecoverArgs {
 
 /// Runs `recover`.
 pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    if args.salvage {
-        anyhow::bail!(
-            "recover --salvage is now `leasejournal repair`, which also seals the tail and never reclaims a lease; nothing was changed"
-        );
-    }
+    anyhow::ensure!(
+        !args.salvage,
+        "recover --salvage is now `leasejournal repair`, which also seals the tail and never reclaims a lease; nothing was changed"
+    );
     let now = args.now.unwrap_or_else(system_now);
     let bars = Bars(&args.progress, args.output.format);
     let options = args.write.options();
@@ -118,16 +89,7 @@ pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         })?;
         return Ok(Exit::Success);
     }
-    let request = DiscardRequest {
-        selection: Selection {
-            ttl: args.ttl,
-            id_prefix: args.id.clone(),
-            worker: args.worker,
-            all: args.all,
-        },
-        limit: args.limit,
-        export: args.export.clone(),
-    };
+    let request = args.select.request(args.export.clone());
     let (report, exit) =
         recover::run_discard(&args.path, &request, now, &options, &bars, &write::tell)?;
     args.output.emit(out, &report, |out, styles| {

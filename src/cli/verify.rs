@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::explain::CodeParser;
-use super::inspect::KindArg;
+use super::output::KindArg;
 use super::output::{
     Bars, Format, OutputArgs, ProgressArgs, parse_count, parse_now, parse_seconds, system_now,
 };

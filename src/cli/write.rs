@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::inspect::KindArg;
+use super::output::KindArg;
 use crate::operations::transaction::WriteOptions;
 
 /// `--apply`, `--check`, `--output` and the backup and lock options.

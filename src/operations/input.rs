@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::operations::statedir::{self, Kind, StateDir};
-pub use crate::operations::words::in_words; // TEMP: until verify moves
+use crate::operations::words::in_words;
 
 pub use crate::operations::error::InputError;
 

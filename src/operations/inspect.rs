@@ -22,7 +22,6 @@ use crate::operations::input::{self, InputError, Target};
 use crate::operations::progress::Progress;
 use crate::operations::schema;
 use crate::operations::statedir::{self, Kind, MasterLock, StateDir, TempFile};
-pub use crate::operations::words::duration; // TEMP: until verify moves
 use crate::operations::words::in_words;
 
 /// Filters and extras for a journal inspection.

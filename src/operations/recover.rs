@@ -32,7 +32,7 @@ use crate::operations::repair::{HiddenCount, TailFix, write_sealed};
 use crate::operations::schema;
 use crate::operations::statedir::{self, Kind};
 use crate::operations::transaction::{self, Session, Tell, WriteOptions};
-use crate::operations::verify::shell_quote;
+use crate::operations::words::shell_quote;
 
 /// The largest branch id upstream keeps (`_MAX_BRANCH_ID`).
 const MAX_BRANCH_ID: u64 = u64::MAX;

@@ -1,6 +1,7 @@
 //! How operations put things into words for an operator: I/O errors
 //! without the raw `(os error N)`, counts with thousands separators and
-//! the right noun, durations in two units. The face uses the same words.
+//! the right noun, durations in two units, paths quoted for a shell. The
+//! face uses the same words.
 
 use std::io;
 
@@ -64,5 +65,39 @@ pub fn duration(seconds: f64) -> String {
         "0s".to_string()
     } else {
         parts.join(" ")
+    }
+}
+
+/// Quotes `text` for a POSIX shell when it holds anything but plain path
+/// characters, so a remedy can be pasted as it is printed.
+pub fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./,:@%+=-".contains(&b));
+    // A path that starts with a dash would read as an option.
+    let text = if text.starts_with('-') {
+        format!("./{text}")
+    } else {
+        text.to_string()
+    };
+    if plain {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remedies_quote_what_a_shell_would_split_or_read_as_an_option() {
+        assert_eq!(shell_quote("/out/run1"), "/out/run1");
+        assert_eq!(shell_quote("run 1"), "'run 1'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote("-x"), "./-x");
+        assert_eq!(shell_quote("$HOME"), "'$HOME'");
     }
 }

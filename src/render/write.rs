@@ -295,7 +295,7 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                 s.error(&format!(
                     "{} in lines upstream ignores: resume does not see them and cannot requeue their work; leasejournal repair --apply {} brings them back",
                     plural(p.hidden_records as u64, "record", "records"),
-                    crate::operations::verify::shell_quote(&f.path)
+                    crate::operations::words::shell_quote(&f.path)
                 ))
             )?;
         }
@@ -314,7 +314,7 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                 "  first       {}",
                 s.error(&format!(
                     "{what} glues {onto} and is lost on the next load: run leasejournal repair --apply {} first",
-                    crate::operations::verify::shell_quote(&f.path)
+                    crate::operations::words::shell_quote(&f.path)
                 ))
             )?;
         } else {

@@ -253,7 +253,7 @@ impl Observer for JournalChecks<'_> {
                     format!(
                         "time {} is {} before the previous record's {}",
                         crate::engine::json::float_repr(t),
-                        crate::operations::inspect::duration(prev - t),
+                        crate::operations::words::duration(prev - t),
                         crate::engine::json::float_repr(prev)
                     )
                 });
@@ -499,7 +499,7 @@ pub fn journal(
                         format!(
                             "active lease of worker {} is dated {} after now",
                             active.worker,
-                            crate::operations::inspect::duration(-age)
+                            crate::operations::words::duration(-age)
                         )
                     });
                 } else if s.ttl == 0.0 || age >= s.ttl {
@@ -507,8 +507,8 @@ pub fn journal(
                         format!(
                             "active lease of worker {} is {} old (TTL {}): resume reclaims it",
                             active.worker,
-                            crate::operations::inspect::duration(age.max(0.0)),
-                            crate::operations::inspect::duration(s.ttl)
+                            crate::operations::words::duration(age.max(0.0)),
+                            crate::operations::words::duration(s.ttl)
                         )
                     });
                 }

@@ -21,16 +21,17 @@ pub use checks::{JournalVerification, directory, ignore_code, journal, resume, s
 pub use findings::{At, Finding, Findings, Id};
 pub use report::{
     CheckError, FileCounts, RemedyTargets, SettingsReport, TargetReport, Verdict, VerifyReport,
-    next_steps, shell_quote,
+    next_steps,
 };
 
 use crate::engine::journal::Positional;
 use crate::operations::exit::Exit;
-use crate::operations::input::{self, InputError, Target, in_words};
+use crate::operations::input::{self, InputError, Target};
 use crate::operations::progress::Progress;
 use crate::operations::recover::{self, Forecast};
 use crate::operations::schema;
 use crate::operations::statedir::{self, Kind};
+use crate::operations::words::in_words;
 
 /// What a verification asks.
 #[derive(Clone, Debug)]

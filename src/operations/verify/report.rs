@@ -9,6 +9,7 @@ use super::catalog::{Code, Remedy, Severity};
 use super::findings::{Finding, Findings};
 use crate::operations::exit::Exit;
 use crate::operations::input::InputError;
+use crate::operations::words::shell_quote;
 
 /// The go/no-go answer of `verify`, one per exit status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -66,26 +67,6 @@ impl Verdict {
             Verdict::Incomplete => "incomplete",
             Verdict::Busy => "busy",
         }
-    }
-}
-
-/// Quotes `text` for a POSIX shell when it holds anything but plain path
-/// characters, so a remedy can be pasted as it is printed.
-pub fn shell_quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_./,:@%+=-".contains(&b));
-    // A path that starts with a dash would read as an option.
-    let text = if text.starts_with('-') {
-        format!("./{text}")
-    } else {
-        text.to_string()
-    };
-    if plain {
-        text
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
     }
 }
 
@@ -230,18 +211,4 @@ pub struct VerifyReport {
     pub errors: Vec<CheckError>,
     /// What was asked.
     pub settings: SettingsReport,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn remedies_quote_what_a_shell_would_split_or_read_as_an_option() {
-        assert_eq!(shell_quote("/out/run1"), "/out/run1");
-        assert_eq!(shell_quote("run 1"), "'run 1'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        assert_eq!(shell_quote("-x"), "./-x");
-        assert_eq!(shell_quote("$HOME"), "'$HOME'");
-    }
 }
