@@ -16,14 +16,14 @@ OUT=${1:?usage: scripts/record-outputs.sh OUT [BIN]}
 if [ -n "${2:-}" ]; then
   BIN=$(realpath "$2")
 else
-  cargo build --release --quiet --bin leasejournal --example genjournal
-  BIN=$PWD/target/release/leasejournal
+  cargo build --release --quiet --bin leasejournal
+  BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/leasejournal
 fi
 CACHE=${LJ_RECORD_CACHE:-/tmp/leasejournal-record}
 NOW=1754600000
 mkdir -p "$OUT" "$CACHE"
 BIG=$CACHE/journal-64MiB.jsonl
-[ -f "$BIG" ] || target/release/examples/genjournal $((64 << 20)) "$BIG"
+[ -f "$BIG" ] || cargo run --release --quiet --example genjournal -- $((64 << 20)) "$BIG"
 export COLUMNS=100 NO_COLOR=1
 
 # run NAME ARGS...: one record of one command

@@ -585,6 +585,14 @@ pub fn backup(path: &Path, backup_dir: Option<&Path>, stamp: &str) -> Result<Pat
     Ok(dest)
 }
 
+/// Removes a copy this run made (a backup, an export) for a change that
+/// then failed before anything was changed: the file it copies is still
+/// there as it was. Whether it is gone afterwards (a file already gone
+/// counts as removed).
+pub fn remove_copy(path: &Path) -> bool {
+    fs::remove_file(path).is_ok() || !path.exists()
+}
+
 /// Creates `path`, which must not exist, with `bytes`: owned by the
 /// directory's owner, mode 0644 less the umask, fsynced with its directory.
 /// On failure nothing is left behind.

@@ -201,9 +201,8 @@ impl<'a> Session<'a> {
         }
         match result {
             Err(err) if durable::changes().len() == before && !made.is_empty() => {
-                let (left, removed): (Vec<&PathBuf>, Vec<&PathBuf>) = made
-                    .iter()
-                    .partition(|p| std::fs::remove_file(p).is_err() && p.exists());
+                let (removed, left): (Vec<&PathBuf>, Vec<&PathBuf>) =
+                    made.iter().partition(|p| durable::remove_copy(p));
                 let list = |paths: &[&PathBuf]| {
                     paths
                         .iter()
