@@ -63,7 +63,7 @@ fn a_single_200_megabyte_line() {
     f.write_all(b"1]\n").unwrap();
     drop(f);
     if !has_time() {
-        let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+        let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&path));
         assert_eq!(v["ignored"]["not-an-object"], 1);
         return;
     }
@@ -82,11 +82,11 @@ fn nesting_a_million_levels_deep() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("deep.jsonl");
     fs::write(&path, format!("{}\n", "[".repeat(1_000_000))).unwrap();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&path));
     assert_eq!(v["ignored"]["too-deep"], 1);
     let snapshot = dir.path().join("deep.json");
     fs::write(&snapshot, format!("{{\"stats\":{}", "[".repeat(1_000_000))).unwrap();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&snapshot));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&snapshot));
     assert_eq!(v["parse"]["ok"], false);
     assert!(
         v["parse"]["error"]
@@ -106,7 +106,7 @@ fn only_nul_bytes_and_random_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let nul = dir.path().join(".work_leases.jsonl");
     fs::write(&nul, vec![0u8; 1 << 20]).unwrap();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&nul));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&nul));
     assert_eq!(v["tail"]["zero_bytes"], 1 << 20);
     assert_eq!(v["active_count"], 0);
     // Resume's first append would glue onto the NULs: a no-go that repair
@@ -134,7 +134,7 @@ fn only_nul_bytes_and_random_bytes() {
         .collect();
     let journal = dir.path().join("random.jsonl");
     fs::write(&journal, &random).unwrap();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&journal));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&journal));
     assert_eq!(v["active_count"], 0);
     // The lines universal newlines make of 2 MiB of (seeded) noise.
     assert_eq!(v["lines"], 16_313);
@@ -154,7 +154,7 @@ fn only_nul_bytes_and_random_bytes() {
         .arg(&journal)
         .assert()
         .success();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&journal));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&journal));
     assert_eq!(v["bytes"], 0, "the compacted garbage is an empty journal");
 }
 

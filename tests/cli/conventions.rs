@@ -87,7 +87,7 @@ fn with_stdin(args: &[&str], stdin: &[u8]) -> std::process::Output {
 #[test]
 fn a_dash_reads_standard_input() {
     let journal = fs::read(fixture("samples/.work_leases.jsonl")).unwrap();
-    let from_file = json_ok(
+    let from_file = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format=json", "--now=1754550100"])
             .arg(fixture("samples/.work_leases.jsonl")),
     );
@@ -260,7 +260,7 @@ fn a_change_that_changes_nothing_keeps_no_backup() {
 #[test]
 fn ages_read_as_words_and_a_dumb_terminal_gets_no_colour() {
     let path = fixture("verify/expired-lease/journal.jsonl");
-    let v = json_ok(
+    let v = json_ok::<serde_json::Value>(
         lj().args([
             "verify",
             "--format=json",
@@ -435,7 +435,7 @@ fn inspect_shows_the_oldest_leases_and_says_how_many_it_left_out() {
     let (paths, text) = rows(&["--all"]);
     assert_eq!(paths.len(), 30);
     assert!(!text.contains("more active"));
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&path));
     assert_eq!(v["active"].as_array().unwrap().len(), 30);
 }
 

@@ -172,7 +172,7 @@ fn a_snapshot_against_its_migration_shows_exactly_the_zeroed_times() {
     let legacy = dir.path().join("legacy.json");
     fs::copy(fixture("fidelity/s005/state.json"), &legacy).unwrap();
     let migrated = dir.path().join("migrated.json");
-    let plan = json_written(
+    let plan = json_written::<serde_json::Value>(
         lj().args(["migrate", "--format=json", "--output"])
             .arg(&migrated)
             .arg(&legacy),

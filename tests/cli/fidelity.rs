@@ -11,7 +11,7 @@ fn every_journal_case_replays_to_upstreams_state() {
     let dirs = cases(&['j', 'w']);
     assert_eq!(dirs.len(), 80, "all journal cases are present");
     for dir in dirs {
-        let report = json_ok(
+        let report = json_ok::<serde_json::Value>(
             lj().arg("inspect")
                 .arg("--format=json")
                 .arg(dir.join("journal.jsonl")),
@@ -64,7 +64,7 @@ fn every_snapshot_case_restores_to_upstreams_bytes() {
             "{}",
             dir.display()
         );
-        let report = json_ok(
+        let report = json_ok::<serde_json::Value>(
             lj().args(["inspect", "--format", "json"])
                 .arg(dir.join("state.json")),
         );

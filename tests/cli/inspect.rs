@@ -32,7 +32,7 @@ fn state_directory_in_table_form() {
 
 #[test]
 fn state_directory_json_contract() {
-    let v = json_ok(
+    let v = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format", "json", "--now", NOW])
             .arg(fixture("samples")),
     );
@@ -89,7 +89,7 @@ fn state_directory_json_contract() {
 #[test]
 fn now_makes_ages_reproducible() {
     let path = fixture("samples/.work_leases.jsonl");
-    let v = json_ok(
+    let v = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format=json", "--now", "1754550000"])
             .arg(&path),
     );
@@ -110,7 +110,7 @@ fn now_makes_ages_reproducible() {
 #[test]
 fn worker_and_id_filters() {
     let path = fixture("fidelity/j000/journal.jsonl");
-    let v = json_ok(
+    let v = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format=json", "--worker", "2"])
             .arg(&path),
     );
@@ -119,7 +119,7 @@ fn worker_and_id_filters() {
     assert!(active.iter().all(|a| a["worker"] == 2));
     assert_eq!(v["active_count"], 6, "the total stays unfiltered");
     assert_eq!(v["filter"]["worker"], 2);
-    let v = json_ok(
+    let v = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format=json", "--id", "83CE"])
             .arg(&path),
     );
@@ -142,7 +142,7 @@ fn worker_and_id_filters() {
 fn history_shows_every_record_and_its_effect() {
     // j001: lease, done, a second done and a late lease for one id.
     let path = fixture("fidelity/j001/journal.jsonl");
-    let v = json_ok(
+    let v = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format=json", "--history", "2a834ca6"])
             .arg(&path),
     );
@@ -170,7 +170,7 @@ fn history_shows_every_record_and_its_effect() {
 
 #[test]
 fn history_names_a_record_lost_to_a_glued_line() {
-    let v = json_ok(
+    let v = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format=json", "--history", "d877ee1d"])
             .arg(fixture("samples/torn_tail_demo.jsonl")),
     );
@@ -194,15 +194,15 @@ fn kind_is_detected_from_content_or_given() {
     let snapshot = dir.path().join("tasks-backup");
     fs::copy(fixture("samples/.state_tasks.json"), &snapshot).unwrap();
     assert_eq!(
-        json_ok(lj().args(["inspect", "--format=json"]).arg(&journal))["kind"],
+        json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&journal))["kind"],
         "journal"
     );
     assert_eq!(
-        json_ok(lj().args(["inspect", "--format=json"]).arg(&snapshot))["kind"],
+        json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&snapshot))["kind"],
         "snapshot"
     );
     // Forced the other way round, each is read as the named kind.
-    let forced = json_ok(
+    let forced = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format=json", "--kind", "journal"])
             .arg(&snapshot),
     );
@@ -233,7 +233,7 @@ fn colour_follows_the_flag_and_no_color() {
 
 #[test]
 fn torn_and_damaged_journals_are_reported_not_refused() {
-    let v = json_ok(
+    let v = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format=json"])
             .arg(fixture("fidelity/j000/journal.jsonl")),
     );
@@ -245,7 +245,7 @@ fn torn_and_damaged_journals_are_reported_not_refused() {
     bytes.extend_from_slice(b"{\"attempts\":1,\"clo");
     bytes.extend_from_slice(&[0u8; 7]);
     fs::write(&path, &bytes).unwrap();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&path));
     assert_eq!(v["tail"]["state"], "torn");
     assert_eq!(v["tail"]["bytes"], 25);
     assert_eq!(v["tail"]["zero_bytes"], 7);
@@ -317,7 +317,7 @@ fn a_hundred_megabyte_line() {
     fails_with(&unknown, "neither a lease journal nor a state snapshot");
     let journal = dir.path().join(".work_leases.jsonl");
     fs::write(&journal, &line).unwrap();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&journal));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&journal));
     assert_eq!(v["tail"]["state"], "torn");
     assert_eq!(v["tail"]["bytes"], 100u64 << 20);
     assert_eq!(v["lines"], 1);
@@ -349,7 +349,7 @@ fn inspect_never_writes_creates_or_locks() {
     )
     .unwrap();
     let before = listing(dir.path());
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(dir.path()));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(dir.path()));
     assert_eq!(
         v["stale_temp_files"][0]["name"],
         ".work_leases.jsonl.123.456.tmp"
@@ -365,7 +365,7 @@ fn a_held_master_lock_is_seen_through_proc_locks() {
     let dir = copy_dir(&fixture("samples"));
     let lock_path = dir.path().join(".master-queue.lock");
     let lock = fs::File::create(&lock_path).unwrap();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(dir.path()));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(dir.path()));
     assert_eq!(v["master_lock"]["present"], true);
     assert_eq!(v["master_lock"]["held"], false);
     // SAFETY: a valid descriptor.
@@ -373,7 +373,7 @@ fn a_held_master_lock_is_seen_through_proc_locks() {
         unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
         0
     );
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(dir.path()));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(dir.path()));
     assert_eq!(v["master_lock"]["held"], true);
     assert_eq!(v["master_lock"]["holders"][0], std::process::id());
     lj().arg("inspect")

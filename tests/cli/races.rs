@@ -450,7 +450,7 @@ fn without_a_lease_a_torn_tail_is_ended_not_cut() {
     let mut torn = original.clone();
     torn.extend_from_slice(b"{\"attempts\":1,\"clo");
     let (_dir, path) = state_dir(&torn);
-    let report = crate::support::json_written(
+    let report = crate::support::json_written::<serde_json::Value>(
         lj().args(["repair", "--apply", "--format=json"])
             .arg(&path)
             .env("LEASEJOURNAL_FAILPOINTS", "lease=unsupported"),
@@ -490,7 +490,9 @@ fn a_record_followed_by_a_nul_loses_only_the_nul() {
         .arg(&path)
         .assert()
         .success();
-    let v = crate::support::json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+    let v = crate::support::json_ok::<serde_json::Value>(
+        lj().args(["inspect", "--format=json"]).arg(&path),
+    );
     assert_eq!(
         (v["active_count"].as_u64(), v["completed_count"].as_u64()),
         (Some(0), Some(33))

@@ -50,7 +50,7 @@ fn saved_reproducers_pass_every_property() {
 /// record search looks at a bounded number of candidates and finds none.
 #[test]
 fn the_glue_search_stress_lines_are_corrupt_and_hide_nothing() {
-    let v = json_ok(
+    let v = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format=json"])
             .arg(fixture("fuzz/glue-search-stress.jsonl")),
     );
@@ -79,7 +79,7 @@ fn fixtures_pass_every_property() {
 
 #[test]
 fn the_float_tie_lease_is_accepted() {
-    let v = json_ok(
+    let v = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format=json"])
             .arg(fixture("fuzz/float-repr-tie.jsonl")),
     );

@@ -368,7 +368,7 @@ fn run_remedy(command: &str) {
 
 /// The active leases of a journal as `inspect --format json` lists them.
 fn active_ids(path: &std::path::Path) -> std::collections::BTreeSet<String> {
-    let report = json_ok(lj().args(["inspect", "--format=json"]).arg(path));
+    let report = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(path));
     report["active"]
         .as_array()
         .unwrap()
@@ -604,7 +604,8 @@ fn following_next_on_every_fidelity_case_loses_no_lease() {
         for command in report["next"].as_array().unwrap() {
             run_remedy(command.as_str().unwrap());
         }
-        let after = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+        let after =
+            json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&path));
         let active: Vec<&str> = after["active"]
             .as_array()
             .unwrap()
@@ -666,7 +667,8 @@ fn findings_agree_with_replay_on_every_fidelity_case() {
     ];
     for dir in cases(&['j', 'w']) {
         let path = dir.join("journal.jsonl");
-        let inspect = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+        let inspect =
+            json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&path));
         let (_, report) = verify_json(&[], std::slice::from_ref(&path));
         let ignored = inspect["ignored"].as_object().unwrap();
         let counts = report["counts"].as_object().unwrap();
@@ -846,12 +848,12 @@ fn explain_prints_the_catalog_entry() {
         .success()
         .stdout(contains("torn-tail (error, journal)"))
         .stdout(contains("fix       leasejournal repair --apply"));
-    let v = json_ok(lj().args(["explain", "double-lease", "--format=json"]));
+    let v = json_ok::<serde_json::Value>(lj().args(["explain", "double-lease", "--format=json"]));
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["severity"], "warning");
     assert_eq!(v["remedy"], Value::Null);
     assert!(v["meaning"].as_str().unwrap().starts_with("L1"));
-    let v = json_ok(lj().args(["explain", "glued-record", "--format=json"]));
+    let v = json_ok::<serde_json::Value>(lj().args(["explain", "glued-record", "--format=json"]));
     assert_eq!(v["remedy"], "repair");
     lj().args(["explain", "--list"])
         .assert()
@@ -870,7 +872,7 @@ fn explain_prints_the_catalog_entry() {
         .assert()
         .success()
         .stdout(String::from_utf8(list.stdout).unwrap());
-    let v = json_ok(lj().args(["explain", "torn-tail", "--format=json"]));
+    let v = json_ok::<serde_json::Value>(lj().args(["explain", "torn-tail", "--format=json"]));
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["code"], "torn-tail");
     lj().args(["verify", "--ignore", "seed-misisng", "x"])
@@ -891,7 +893,7 @@ fn fixture_lines(rel: &str) -> Vec<String> {
 
 /// Active and completed ids of a journal, as `inspect` lists them.
 fn ids(path: &std::path::Path) -> (Vec<String>, Vec<String>) {
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(path));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(path));
     let list = |key: &str, field: Option<&str>| -> Vec<String> {
         v[key]
             .as_array()

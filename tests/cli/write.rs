@@ -33,7 +33,7 @@ fn temps(dir: &Path) -> Vec<String> {
 }
 
 fn state(path: &Path) -> (Value, Value) {
-    let v = json_ok(
+    let v = json_ok::<serde_json::Value>(
         lj().args(["inspect", "--format=json", "--kind=journal"])
             .arg(path),
     );
@@ -88,7 +88,7 @@ fn discard_reclaims_upstreams_ids_in_upstreams_order_and_exports_them() {
         fs::copy(dir.join("journal.jsonl"), &path).unwrap();
         let (active_before, _) = state(&path);
         let now = params["now"].as_f64().unwrap();
-        let report = json_written(
+        let report = json_written::<serde_json::Value>(
             lj().args([
                 "recover",
                 "--discard",
@@ -179,7 +179,7 @@ fn the_forecast_is_upstreams_resume() {
             continue;
         }
         let path = dir.join("journal.jsonl");
-        let report = json_ok(
+        let report = json_ok::<serde_json::Value>(
             lj().args(["recover", "--format=json"])
                 .arg(format!("--now={}", params["now"]))
                 .arg(&path),
@@ -247,7 +247,7 @@ fn the_forecast_says_what_resume_requeues_drops_and_loses() {
         lease_of(&deferred, 2, 1_754_549_000.0),
     )
     .unwrap();
-    let report = json_ok(
+    let report = json_ok::<serde_json::Value>(
         lj().args(["recover", "--format=json", "--now=1754550100"])
             .arg(dir.path()),
     );
@@ -360,7 +360,7 @@ fn discard_by_id_and_worker_keeps_the_rest() {
     let id_b = WorkId::of_canonical(b.as_bytes()).to_hex();
     let id_c = WorkId::of_canonical(c.as_bytes()).to_hex();
     let export = dir.path().join("dropped.jsonl");
-    let report = json_written(
+    let report = json_written::<serde_json::Value>(
         lj().args([
             "recover",
             "--discard",
@@ -476,7 +476,7 @@ fn legacy_snapshots_migrate_to_upstreams_bytes_and_only_once() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join(".state_tasks.json");
         fs::write(&path, &input).unwrap();
-        let report = json_written(
+        let report = json_written::<serde_json::Value>(
             lj().args(["migrate", "--apply", "--no-backup", "--format=json"])
                 .arg(&path),
         );
@@ -494,7 +494,7 @@ fn legacy_snapshots_migrate_to_upstreams_bytes_and_only_once() {
             "{}",
             dir.display()
         );
-        let again = json_written(
+        let again = json_written::<serde_json::Value>(
             lj().args(["migrate", "--apply", "--format=json"])
                 .arg(&path),
         );
@@ -509,7 +509,8 @@ fn a_snapshot_diffs_to_its_migration_only_in_zeroed_times() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join(".state_tasks.json");
     fs::copy(fixture("fidelity/s000/state.json"), &path).unwrap();
-    let report = json_written(lj().args(["migrate", "--format=json"]).arg(&path));
+    let report =
+        json_written::<serde_json::Value>(lj().args(["migrate", "--format=json"]).arg(&path));
     let plan = &report["files"][0]["plan"];
     assert_eq!(plan["needed"], true);
     assert_eq!(plan["zeroed"].as_array().unwrap().len(), 6);
@@ -527,7 +528,7 @@ fn migrating_a_journal_reclaims_nothing() {
     let path = tmp.path().join(".work_leases.jsonl");
     fs::copy(fixture("samples/legacy_demo.input.jsonl"), &path).unwrap();
     let before = fs::read(&path).unwrap();
-    let report = json_written(
+    let report = json_written::<serde_json::Value>(
         lj().args([
             "migrate",
             "--apply",
@@ -588,14 +589,16 @@ fn repair_brings_a_glued_record_back() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("torn.jsonl");
     fs::copy(fixture("samples/torn_tail_demo.jsonl"), &path).unwrap();
-    let report = json_written(lj().args(["repair", "--apply", "--format=json"]).arg(&path));
+    let report = json_written::<serde_json::Value>(
+        lj().args(["repair", "--apply", "--format=json"]).arg(&path),
+    );
     let plan = &report["files"][0]["plan"];
     assert_eq!(plan["salvaged"][0]["line"], 2);
     assert_eq!(plan["salvaged"][0]["action"], "restored");
     assert_eq!(plan["before"]["active"], 1);
     assert_eq!(plan["after"]["active"], 2);
     assert_eq!(plan["brought_back"].as_array().unwrap().len(), 1);
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&path));
     assert_eq!(v["active_count"], 2);
     assert_eq!(v["ignored"], serde_json::json!({}));
     let backup = report["files"][0]["backup"].as_str().unwrap();
@@ -678,7 +681,8 @@ fn dry_runs_write_create_and_lock_nothing() {
 #[test]
 fn a_directory_is_recovered_deferred_journal_first() {
     let dir = copy_dir(&fixture("samples"));
-    let report = json_written(lj().args(["recover", "--format=json"]).arg(dir.path()));
+    let report =
+        json_written::<serde_json::Value>(lj().args(["recover", "--format=json"]).arg(dir.path()));
     let files: Vec<&str> = report["files"]
         .as_array()
         .unwrap()
@@ -1077,7 +1081,7 @@ fn output_backup_dir_and_stale_temp_cleanup() {
     )
     .unwrap();
     let backups = tempfile::tempdir().unwrap();
-    let report = json_written(
+    let report = json_written::<serde_json::Value>(
         lj().args(["compact", "--apply", "--format=json", "--backup-dir"])
             .arg(backups.path())
             .arg(&path),
@@ -1340,7 +1344,7 @@ fn upstream_disagreements_are_settled() {
     assert_eq!(report["counts"], serde_json::json!({"snapshot-corrupt": 1}));
     let message = report["findings"][0]["message"].as_str().unwrap();
     assert!(message.contains("invalid UTF-8"), "{message}");
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&snapshot));
+    let v = json_ok::<serde_json::Value>(lj().args(["inspect", "--format=json"]).arg(&snapshot));
     assert_eq!(v["restored"], Value::Null);
     lj().arg("migrate")
         .arg(&snapshot)
