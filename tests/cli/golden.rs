@@ -12,8 +12,9 @@
 //! stamps of backups and exports replaced by `$DIR` and `$TIME`.
 //!
 //! `LEASEJOURNAL_BLESS=1 cargo test --test cli golden` rewrites the files
-//! (and removes those no case names any more); review the diff. Files
-//! named `test.<module>.<what>.txt` are left to the tests that name them.
+//! (and removes those no case or test names any more); review the diff.
+//! Other tests keep their own golden files under the same directory, named
+//! `test.<module>.<what>.txt`, through [`assert_golden`].
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -94,6 +95,47 @@ fn compare(name: &str, actual: &str) -> Result<(), String> {
     }
 }
 
+/// Asserts that `actual` is fixtures/golden/`name`.txt (a test's own
+/// golden file: `name` starts with `test.`).
+pub fn assert_golden(name: &str, actual: &str) {
+    assert!(
+        name.starts_with("test."),
+        "{name}: tests' golden files start with test."
+    );
+    if let Err(report) = compare(name, actual) {
+        panic!(
+            "{report}\n(LEASEJOURNAL_BLESS=1 cargo test --test cli rewrites it; review the diff)\n\n{actual}"
+        );
+    }
+}
+
+/// Runs `cmd` and asserts that what it did (exit status, stdout, stderr,
+/// with `dir` shown as `$DIR`) is the test's golden file `name`; `shown`
+/// is the command line the file shows after `leasejournal`.
+pub fn assert_run(name: &str, shown: &str, cmd: &mut assert_cmd::Command, dir: Option<&Path>) {
+    let ran = run(cmd, dir);
+    assert_golden(name, &ran.render(&format!("$ leasejournal {shown}")));
+}
+
+/// The table's case `name`.
+fn case(name: &str) -> Case {
+    cases()
+        .into_iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no golden case {name}"))
+}
+
+/// Runs the table's case `name` and asserts that it is still its golden
+/// file: for a test whose scenario is a case of the table.
+pub fn assert_case(name: &str) {
+    let case = case(name);
+    let (ran, files) = case.run(&[]);
+    assert!(files.is_none(), "{name}: a case on a copy");
+    if let Err(report) = compare(name, &ran.render(&case.command_line(&[]))) {
+        panic!("{report}\n(LEASEJOURNAL_BLESS=1 cargo test --test cli golden rewrites it)");
+    }
+}
+
 // ---- one run ------------------------------------------------------------------
 
 /// What one command did, with temporary paths and run stamps replaced.
@@ -108,6 +150,15 @@ pub struct Ran {
 }
 
 impl Ran {
+    /// The same with `from` replaced by `to` in both streams (a pid).
+    pub fn replace(self, from: &str, to: &str) -> Ran {
+        Ran {
+            code: self.code,
+            stdout: self.stdout.replace(from, to),
+            stderr: self.stderr.replace(from, to),
+        }
+    }
+
     /// The golden text: the command line, the exit status, then each
     /// stream whole (a stream that does not end with a newline says so).
     pub fn render(&self, command_line: &str) -> String {

@@ -21,6 +21,19 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// `text` without its SGR colour sequences.
+pub fn strip_colour(text: &str) -> String {
+    let mut plain = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('\u{1b}') {
+        plain.push_str(&rest[..at]);
+        let end = rest[at..].find('m').unwrap();
+        rest = &rest[at + end + 1..];
+    }
+    plain.push_str(rest);
+    plain
+}
+
 /// Runs the command, checks exit 0 and an empty stderr, and reads stdout
 /// into a report's typed struct (see crate::schema).
 pub fn json_ok<T: serde::de::DeserializeOwned>(cmd: &mut Command) -> T {
