@@ -136,6 +136,26 @@ pub fn assert_case(name: &str) {
     }
 }
 
+/// Runs the table's case `name` on `path` instead of its fixture (a copy
+/// of it, say) and asserts that it prints what the golden file says, with
+/// `path` shown as the fixture's.
+pub fn assert_case_at(name: &str, path: &Path) {
+    let mut case = case(name);
+    assert!(case.copy.is_none(), "{name}: a case on a copy");
+    let fixture = case.args.pop().expect("a path");
+    let mut cmd = lj();
+    cmd.env("COLUMNS", "100")
+        .env("NO_COLOR", "1")
+        .args(&case.args)
+        .arg(path)
+        .current_dir(root().join(case.cwd));
+    let ran = run(&mut cmd, None).replace(&path.display().to_string(), &fixture);
+    case.args.push(fixture);
+    if let Err(report) = compare(name, &ran.render(&case.command_line(&[]))) {
+        panic!("{report}\n(run on {})", path.display());
+    }
+}
+
 // ---- one run ------------------------------------------------------------------
 
 /// What one command did, with temporary paths and run stamps replaced.
