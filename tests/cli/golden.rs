@@ -217,6 +217,12 @@ fn stamps(started: SystemTime, ended: SystemTime) -> Vec<String> {
         .collect()
 }
 
+/// `text` with the backup and export stamps of a run that started at
+/// `started` (and has ended) replaced by `$TIME`.
+pub fn without_stamps(text: &str, started: SystemTime) -> String {
+    normalized(text.as_bytes(), None, &stamps(started, SystemTime::now()))
+}
+
 /// Replaces `dir` (as given and canonical) with `$DIR` and the stamps
 /// with `$TIME`.
 fn normalized(text: &[u8], dir: Option<&Path>, stamps: &[String]) -> String {
