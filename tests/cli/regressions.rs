@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use crate::schema::{self, Inspect};
 use crate::support::{fixture, json_ok, lj};
 
 fn files_under(dir: PathBuf) -> Vec<PathBuf> {
@@ -50,21 +51,24 @@ fn saved_reproducers_pass_every_property() {
 /// record search looks at a bounded number of candidates and finds none.
 #[test]
 fn the_glue_search_stress_lines_are_corrupt_and_hide_nothing() {
-    let v = json_ok::<serde_json::Value>(
+    let v: Inspect = json_ok(
         lj().args(["inspect", "--format=json"])
             .arg(fixture("fuzz/glue-search-stress.jsonl")),
     );
+    let v = v.journal();
+    assert_eq!((v.bytes, v.lines), (125_069, 4));
     assert_eq!(
-        (v["bytes"].as_u64(), v["lines"].as_u64()),
-        (Some(125_069), Some(4))
+        v.ignored,
+        [("corrupt".to_string(), 3), ("torn-tail".to_string(), 1)].into()
     );
     assert_eq!(
-        v["ignored"],
-        serde_json::json!({"corrupt": 3, "torn-tail": 1})
-    );
-    assert_eq!(
-        v["records"],
-        serde_json::json!({"lease": 0, "done": 0, "reclaim": 0, "other": 0})
+        v.records,
+        schema::OpCounts {
+            lease: 0,
+            done: 0,
+            reclaim: 0,
+            other: 0
+        }
     );
 }
 
@@ -79,9 +83,11 @@ fn fixtures_pass_every_property() {
 
 #[test]
 fn the_float_tie_lease_is_accepted() {
-    let v = json_ok::<serde_json::Value>(
+    let v: Inspect = json_ok(
         lj().args(["inspect", "--format=json"])
             .arg(fixture("fuzz/float-repr-tie.jsonl")),
     );
-    assert_eq!(v["completed"].as_array().unwrap().len(), 1, "{v}");
+    let v = v.journal();
+    assert_eq!((v.active_count, v.completed_count), (0, 1), "{v:?}");
+    assert_eq!(v.ignored, Default::default());
 }
