@@ -1,27 +1,31 @@
 //! Hostile files: each gives a clear message and a documented exit code
-//! within bounded time and memory, and nothing is written.
+//! within bounded memory, and nothing is written. How long they take is
+//! for scripts/bench.sh, not for a test on a shared machine.
 
 use std::fs;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use predicates::prelude::*;
-use predicates::str::contains;
-
+use crate::golden;
+use crate::schema::{self, Inspect, TailState};
 use crate::support::{json_ok, lj};
 
 fn bin() -> &'static Path {
     assert_cmd::cargo::cargo_bin!("leasejournal")
 }
 
+/// `inspect --format json` of `path`.
+fn inspect(path: &Path) -> Inspect {
+    json_ok(lj().args(["inspect", "--format=json"]).arg(path))
+}
+
 /// Runs the binary under /usr/bin/time and returns (exit code, stdout,
-/// stderr, peak RSS in KiB, seconds).
-fn measured(args: &[&str], path: &Path) -> (i32, String, String, u64, f64) {
+/// stderr, peak RSS in KiB).
+fn measured(args: &[&str], path: &Path) -> (i32, String, String, u64) {
     let dir = tempfile::tempdir().unwrap();
     let rss_file = dir.path().join("rss");
-    let started = Instant::now();
     let out = Command::new("/usr/bin/time")
         .arg("-o")
         .arg(&rss_file)
@@ -31,7 +35,6 @@ fn measured(args: &[&str], path: &Path) -> (i32, String, String, u64, f64) {
         .arg(path)
         .output()
         .unwrap();
-    let seconds = started.elapsed().as_secs_f64();
     let rss = fs::read_to_string(&rss_file)
         .unwrap_or_default()
         .lines()
@@ -43,7 +46,6 @@ fn measured(args: &[&str], path: &Path) -> (i32, String, String, u64, f64) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
         rss,
-        seconds,
     )
 }
 
@@ -64,19 +66,23 @@ fn a_single_200_megabyte_line() {
     }
     f.write_all(b"1]\n").unwrap();
     drop(f);
+    let not_an_object = |v: Inspect| {
+        let v = v.journal();
+        assert_eq!(v.ignored, [("not-an-object".to_string(), 1)].into());
+        assert_eq!((v.lines, v.active_count), (1, 0));
+    };
     if !has_time() {
-        let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
-        assert_eq!(v["ignored"]["not-an-object"], 1);
+        not_an_object(inspect(&path));
         return;
     }
-    let (code, stdout, stderr, rss, seconds) = measured(&["inspect", "--format=json"], &path);
+    let (code, stdout, stderr, rss) = measured(&["inspect", "--format=json"], &path);
     assert_eq!(code, 0, "{stderr}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(v["ignored"]["not-an-object"], 1);
+    assert_eq!(stderr, "");
+    not_an_object(schema::parse(stdout.as_bytes()));
+    // Memory is bounded by the line, not by the values in it.
     assert!(rss < 1_200_000, "peak RSS {rss} KiB for a 200 MB line");
-    assert!(seconds < 60.0, "{seconds} s");
-    let (code, _, stderr, _, _) = measured(&["verify", "--quiet"], &path);
-    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr, _) = measured(&["verify", "--quiet"], &path);
+    assert_eq!((code, stdout.as_str(), stderr.as_str()), (0, "", ""));
 }
 
 #[test]
@@ -84,23 +90,23 @@ fn nesting_a_million_levels_deep() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("deep.jsonl");
     fs::write(&path, format!("{}\n", "[".repeat(1_000_000))).unwrap();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
-    assert_eq!(v["ignored"]["too-deep"], 1);
+    let v = inspect(&path).journal();
+    assert_eq!(v.ignored, [("too-deep".to_string(), 1)].into());
     let snapshot = dir.path().join("deep.json");
     fs::write(&snapshot, format!("{{\"stats\":{}", "[".repeat(1_000_000))).unwrap();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&snapshot));
-    assert_eq!(v["parse"]["ok"], false);
-    assert!(
-        v["parse"]["error"]
-            .as_str()
-            .unwrap()
-            .contains("nested deeper")
+    let v = inspect(&snapshot).snapshot();
+    assert!(!v.parse.ok);
+    assert_eq!(
+        v.parse.error.as_deref(),
+        Some("nested deeper than 980 levels at byte 988"),
     );
-    lj().arg("verify")
-        .arg(&snapshot)
-        .assert()
-        .code(1)
-        .stdout(contains("snapshot-corrupt"));
+    // snapshot-corrupt, a no-go.
+    golden::assert_run(
+        "test.adversarial.verify-a-deep-snapshot",
+        "verify --now 1754550100 $DIR/deep.json",
+        lj().args(["verify", "--now", "1754550100"]).arg(&snapshot),
+        Some(dir.path()),
+    );
 }
 
 #[test]
@@ -108,23 +114,36 @@ fn only_nul_bytes_and_random_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let nul = dir.path().join(".work_leases.jsonl");
     fs::write(&nul, vec![0u8; 1 << 20]).unwrap();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&nul));
-    assert_eq!(v["tail"]["zero_bytes"], 1 << 20);
-    assert_eq!(v["active_count"], 0);
-    // Resume's first append would glue onto the NULs: a no-go that repair
-    // fixes.
-    lj().args(["verify"])
-        .arg(&nul)
-        .assert()
-        .code(1)
-        .stdout(contains("zero-filled-tail").and(contains("leasejournal repair --apply")));
+    let v = inspect(&nul).journal();
+    assert_eq!(
+        v.tail,
+        schema::Tail {
+            state: TailState::Torn,
+            bytes: 1 << 20,
+            offset: 0,
+            zero_bytes: 1 << 20
+        }
+    );
+    assert_eq!(v.active_count, 0);
+    // Resume's first append would glue onto the NULs: a zero-filled-tail,
+    // a no-go that `leasejournal repair --apply` fixes.
+    golden::assert_run(
+        "test.adversarial.verify-nul-bytes",
+        "verify --now 1754550100 $DIR/.work_leases.jsonl",
+        lj().args(["verify", "--now", "1754550100"]).arg(&nul),
+        Some(dir.path()),
+    );
     let unknown = dir.path().join("blob");
     fs::write(&unknown, vec![0u8; 4096]).unwrap();
     lj().arg("inspect")
         .arg(&unknown)
         .assert()
         .code(2)
-        .stderr(contains("neither a lease journal nor a state snapshot"));
+        .stdout("")
+        .stderr(format!(
+            "leasejournal: {}: neither a lease journal nor a state snapshot (no journal record or snapshot object at the start); name the kind with --kind\n",
+            unknown.display()
+        ));
     let mut x: u64 = 0x1234_5678_9abc_def1;
     let random: Vec<u8> = (0..(2 << 20))
         .map(|_| {
@@ -136,27 +155,34 @@ fn only_nul_bytes_and_random_bytes() {
         .collect();
     let journal = dir.path().join("random.jsonl");
     fs::write(&journal, &random).unwrap();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&journal));
-    assert_eq!(v["active_count"], 0);
-    assert!(v["lines"].as_u64().unwrap() > 1000);
-    lj().arg("verify")
-        .arg(&journal)
-        .assert()
-        .code(1)
-        .stdout(contains("corrupt-line"));
+    let v = inspect(&journal).journal();
+    assert_eq!(v.active_count, 0);
+    // The lines universal newlines make of 2 MiB of (seeded) noise.
+    assert_eq!(v.lines, 16_313);
+    // Corrupt lines, and the torn tail that makes it a no-go.
+    golden::assert_run(
+        "test.adversarial.verify-random-bytes",
+        "verify --now 1754550100 $DIR/random.jsonl",
+        lj().args(["verify", "--now", "1754550100"]).arg(&journal),
+        Some(dir.path()),
+    );
     let snapshot = dir.path().join("random.json");
     fs::write(&snapshot, &random).unwrap();
-    lj().arg("verify")
-        .arg(&snapshot)
-        .assert()
-        .code(1)
-        .stdout(contains("snapshot-corrupt"));
-    lj().args(["compact", "--apply"])
-        .arg(&journal)
-        .assert()
-        .success();
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&journal));
-    assert_eq!(v["bytes"], 0, "the compacted garbage is an empty journal");
+    // snapshot-corrupt.
+    golden::assert_run(
+        "test.adversarial.verify-a-random-snapshot",
+        "verify --now 1754550100 $DIR/random.json",
+        lj().args(["verify", "--now", "1754550100"]).arg(&snapshot),
+        Some(dir.path()),
+    );
+    golden::assert_run(
+        "test.adversarial.compact-random-bytes",
+        "compact --apply $DIR/random.jsonl",
+        lj().args(["compact", "--apply"]).arg(&journal),
+        Some(dir.path()),
+    );
+    let v = inspect(&journal).journal();
+    assert_eq!(v.bytes, 0, "the compacted garbage is an empty journal");
 }
 
 #[test]
@@ -192,15 +218,17 @@ fn a_journal_truncated_while_it_is_read() {
             .set_len(1 << 20)
             .unwrap();
         let out = child.wait_with_output().unwrap();
+        // Where the truncation meets the read depends on timing: any of
+        // the verdicts a file can get, but always a whole report.
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             matches!(out.status.code(), Some(0 | 1)),
             "delay {delay}: {:?} {stderr}",
             out.status
         );
-        assert!(!stderr.contains("panicked"), "{stderr}");
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert!(v["verdict"].is_string());
+        assert_eq!(stderr, "", "delay {delay}");
+        let v: schema::Verify = schema::parse(&out.stdout);
+        assert_eq!(Some(v.exit_code), out.status.code());
         // Put the file back for the next round.
         let mut f = fs::File::create(&path).unwrap();
         for _ in 0..100 {
@@ -218,7 +246,15 @@ fn special_files_for_every_command() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let dangling = dir.path().join("gone.jsonl");
     std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
-    for path in [fifo.as_path(), Path::new("/dev/null"), dangling.as_path()] {
+    for (path, why) in [
+        (fifo.as_path(), "is a FIFO, not a regular file"),
+        (
+            Path::new("/dev/null"),
+            "is a character device, not a regular file",
+        ),
+        (dangling.as_path(), "dangling symbolic link"),
+    ] {
+        let refusal = format!("leasejournal: {}: {why}\n", path.display());
         for cmd in [
             &["verify"][..],
             &["recover"],
@@ -227,30 +263,36 @@ fn special_files_for_every_command() {
             &["compact"],
             &["migrate"],
         ] {
-            let started = Instant::now();
+            // Opening a FIFO for reading would block for good: the timeout
+            // turns that hang into a failure instead of a stuck suite. It
+            // is not a speed limit.
             let assert = lj()
                 .args(cmd)
                 .arg(path)
-                .timeout(Duration::from_secs(20))
+                .timeout(Duration::from_secs(60))
                 .assert()
                 .code(2)
-                .stderr(contains(path.display().to_string()));
+                .stderr(refusal.clone());
             // verify still reports the paths it could check (none here).
-            if cmd[0] != "verify" {
+            if cmd[0] == "verify" {
+                assert.stdout(format!(
+                    "could not check {}: {why}\n\
+                     checked L1 L2 L4 L5 L6; L3 and L7 cannot be checked from files\n\
+                     verdict: incomplete, a path could not be checked (0 errors, 0 warnings, 0 info)\n",
+                    path.display()
+                ));
+            } else {
                 assert.stdout("");
             }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "{cmd:?} {}",
-                path.display()
-            );
         }
         lj().arg("diff")
             .arg(path)
             .arg(path)
+            .timeout(Duration::from_secs(60))
             .assert()
             .code(2)
-            .stderr(predicate::str::is_empty().not());
+            .stdout("")
+            .stderr(refusal);
     }
     assert_eq!(
         fs::read_dir(dir.path()).unwrap().count(),

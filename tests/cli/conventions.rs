@@ -7,13 +7,12 @@ use std::fs;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 
+use crate::golden;
+use crate::schema::{self, Severity};
+use crate::support::{copy_dir, fixture, json_ok, lj, strip_colour};
 use leasejournal::engine::journal::encode::{lease_line, marker_line};
 use leasejournal::engine::journal::{Clock, WorkId};
 use leasejournal::engine::json::PyInt;
-use predicates::prelude::*;
-use predicates::str::contains;
-
-use crate::support::{copy_dir, fixture, json_ok, lj};
 
 fn bin() -> &'static std::path::Path {
     assert_cmd::cargo::cargo_bin!("leasejournal")
@@ -87,19 +86,21 @@ fn with_stdin(args: &[&str], stdin: &[u8]) -> std::process::Output {
 #[test]
 fn a_dash_reads_standard_input() {
     let journal = fs::read(fixture("samples/.work_leases.jsonl")).unwrap();
-    let from_file = json_ok(
+    let from_file: schema::Inspect = json_ok(
         lj().args(["inspect", "--format=json", "--now=1754550100"])
             .arg(fixture("samples/.work_leases.jsonl")),
     );
+    let from_file = from_file.journal();
     // A pipe, the kind sniffed from the content.
     let out = with_stdin(
         &["inspect", "--format=json", "--now=1754550100", "-"],
         &journal,
     );
     assert_eq!(out.status.code(), Some(0));
-    let piped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(piped["path"], "-");
-    assert_eq!(piped["active"], from_file["active"]);
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let piped = schema::parse::<schema::Inspect>(&out.stdout).journal();
+    assert_eq!(piped.path, "-");
+    assert_eq!(piped.active, from_file.active);
     // A redirected file.
     let file = fs::File::open(fixture("samples/.state_tasks.json")).unwrap();
     let out = Command::new(bin())
@@ -107,8 +108,10 @@ fn a_dash_reads_standard_input() {
         .stdin(Stdio::from(file))
         .output()
         .unwrap();
-    let snap: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(snap["kind"], "snapshot");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let snap = schema::parse::<schema::Inspect>(&out.stdout).snapshot();
+    assert_eq!((snap.path.as_str(), snap.tasks), ("-", 4));
     // verify: a torn tail, but nothing to fix in place for a pipe.
     let torn = fs::read(fixture("verify/torn-tail/journal.jsonl")).unwrap();
     let out = with_stdin(
@@ -116,25 +119,49 @@ fn a_dash_reads_standard_input() {
         &torn,
     );
     assert_eq!(out.status.code(), Some(1));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["counts"]["torn-tail"], 1);
-    assert_eq!(report["findings"][0]["fix"], serde_json::Value::Null);
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let report: schema::Verify = schema::parse(&out.stdout);
+    assert_eq!(report.count("torn-tail"), 1);
+    let torn_tail: Vec<Option<&str>> = report
+        .findings_of("torn-tail")
+        .map(|f| f.fix.as_deref())
+        .collect();
+    assert_eq!(torn_tail, [None]);
+    assert_eq!(report.next, Vec::<String>::new());
     // --kind for content that does not tell.
     let out = with_stdin(&["inspect", "--kind=journal", "-"], b"\n\n");
     assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    golden::assert_golden(
+        "test.conventions.blank-lines-from-standard-input",
+        &String::from_utf8_lossy(&out.stdout),
+    );
     // diff against standard input, either side; not both.
     let b = fs::read(fixture("diff/b.jsonl")).unwrap();
     let out = with_stdin(&["diff", "--format=json"], &b);
     assert_eq!(out.status.code(), Some(2), "A and B are required");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: the following required arguments were not provided:\n  <A>\n  <B>\n\n\
+         Usage: leasejournal diff --format <FORMAT> <A> <B>\n\n\
+         For more information, try '--help'.\n"
+    );
     let a = fixture("diff/a.jsonl");
     let a = a.to_str().unwrap();
     let out = with_stdin(&["diff", "--format=json", a, "-"], &b);
     assert_eq!(out.status.code(), Some(1));
-    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(d["bytes"]["relation"], "appended");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let d: schema::Diff = schema::parse(&out.stdout);
+    assert_eq!((d.a.as_str(), d.b.as_str()), (a, "-"));
+    assert!(matches!(d.bytes, Some(schema::Bytes::Appended { .. })));
     let out = with_stdin(&["diff", "-", "-"], &b);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("one side only"));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "leasejournal: diff reads standard input for one side only (- given for A and B)\n"
+    );
 }
 
 #[test]
@@ -162,17 +189,28 @@ fn conflicting_flags_and_an_existing_output_are_refused_before_anything_is_read(
     let dir = copy_dir(&fixture("verify/torn-tail"));
     let path = dir.path().join("journal.jsonl");
     let before = fs::read(&path).unwrap();
-    for args in [
-        &["repair", "--apply", "--output", "x.jsonl"][..],
-        &["repair", "--apply", "--check"],
-        &["compact", "--check", "--output", "x.jsonl"],
+    for (args, refusal) in [
+        (
+            &["repair", "--apply", "--output", "x.jsonl"][..],
+            "the argument '--apply' cannot be used with '--output <FILE>'\n\nUsage: leasejournal repair --apply <PATH>...",
+        ),
+        (
+            &["repair", "--apply", "--check"],
+            "the argument '--apply' cannot be used with '--check'\n\nUsage: leasejournal repair --apply <PATH>...",
+        ),
+        (
+            &["compact", "--check", "--output", "x.jsonl"],
+            "the argument '--check' cannot be used with '--output <FILE>'\n\nUsage: leasejournal compact --check <PATH>",
+        ),
     ] {
         lj().args(args)
             .arg(&path)
             .assert()
             .code(2)
             .stdout("")
-            .stderr(contains("cannot be used with"));
+            .stderr(format!(
+                "error: {refusal}\n\nFor more information, try '--help'.\n"
+            ));
     }
     // The destination is judged first: the source is not even opened.
     let missing = dir.path().join("no-such-journal.jsonl");
@@ -192,13 +230,19 @@ fn conflicting_flags_and_an_existing_output_are_refused_before_anything_is_read(
         .stderr(
             "leasejournal: /nonexistent: no such directory for --output /nonexistent/x.jsonl; nothing was written\n",
         );
-    // --check: the plan, and whether anything would change.
-    for (cmd, code) in [("repair", 1), ("compact", 1), ("migrate", 0)] {
-        lj().args([cmd, "--check"])
-            .arg(&path)
-            .assert()
-            .code(code)
-            .stdout(contains("check: nothing is written").or(contains("nothing to")));
+    // --check: the plan ("check: nothing is written"), and whether
+    // anything would change: exit 1 for repair and compact, 0 for migrate.
+    for (cmd, golden) in [
+        ("repair", "test.conventions.repair-check"),
+        ("compact", "test.conventions.compact-check"),
+        ("migrate", "test.conventions.migrate-check"),
+    ] {
+        golden::assert_run(
+            golden,
+            &format!("{cmd} --check $DIR/journal.jsonl"),
+            lj().args([cmd, "--check"]).arg(&path),
+            Some(dir.path()),
+        );
     }
     assert_eq!(fs::read(&path).unwrap(), before);
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
@@ -221,18 +265,22 @@ fn a_change_that_changes_nothing_keeps_no_backup() {
             })
             .count()
     };
-    lj().args(["compact", "--apply", "--drop-hidden"])
-        .arg(&path)
-        .assert()
-        .success()
-        .stderr(contains("backed up"));
+    // "leasejournal: backed up …".
+    golden::assert_run(
+        "test.conventions.compact-with-a-backup",
+        "compact --apply --drop-hidden $DIR/.work_leases.jsonl",
+        lj().args(["compact", "--apply", "--drop-hidden"])
+            .arg(&path),
+        Some(dir.path()),
+    );
     assert_eq!(backups(), 1);
-    lj().args(["compact", "--apply"])
-        .arg(&path)
-        .assert()
-        .success()
-        .stderr("")
-        .stdout(contains("nothing to do: already compact"));
+    // "nothing to do: already compact", and nothing on stderr.
+    golden::assert_run(
+        "test.conventions.compact-again",
+        "compact --apply $DIR/.work_leases.jsonl",
+        lj().args(["compact", "--apply"]).arg(&path),
+        Some(dir.path()),
+    );
     assert_eq!(backups(), 1, "no second backup");
     // verify names the tool's leftovers, once, with their size.
     let out = lj()
@@ -240,27 +288,29 @@ fn a_change_that_changes_nothing_keeps_no_backup() {
         .arg(dir.path())
         .output()
         .unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["counts"]["leasejournal-backups"], 1);
-    let finding = report["findings"]
-        .as_array()
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let report: schema::Verify = schema::parse(&out.stdout);
+    assert_eq!(report.count("leasejournal-backups"), 1);
+    let finding = report.findings_of("leasejournal-backups").next().unwrap();
+    assert_eq!(finding.severity, Severity::Info);
+    let backup = std::fs::read_dir(dir.path())
         .unwrap()
-        .iter()
-        .find(|f| f["code"] == "leasejournal-backups")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.contains(".bak."))
         .unwrap();
-    assert_eq!(finding["severity"], "info");
-    let message = finding["message"].as_str().unwrap();
-    assert!(
-        message.starts_with("1 backup or export left by leasejournal, ")
-            && message.contains(".work_leases.jsonl.bak."),
-        "{message}"
+    let size = fs::metadata(fixture("fidelity/j000/journal.jsonl"))
+        .unwrap()
+        .len();
+    assert_eq!(
+        finding.message,
+        format!("1 backup or export left by leasejournal, {size} bytes in all: {backup}")
     );
 }
 
 #[test]
 fn ages_read_as_words_and_a_dumb_terminal_gets_no_colour() {
     let path = fixture("verify/expired-lease/journal.jsonl");
-    let v = json_ok(
+    let v: schema::Verify = json_ok(
         lj().args([
             "verify",
             "--format=json",
@@ -271,7 +321,7 @@ fn ages_read_as_words_and_a_dumb_terminal_gets_no_colour() {
         .arg(&path),
     );
     assert_eq!(
-        v["findings"][0]["message"],
+        v.findings[0].message,
         "active lease of worker 1 is 1m 40s old (TTL 30s): resume reclaims it"
     );
     // Under a terminal (script(1) gives one), colour by default; none for
@@ -289,43 +339,68 @@ fn ages_read_as_words_and_a_dumb_terminal_gets_no_colour() {
             .expect("script(1) from util-linux");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    assert!(run("TERM=xterm").contains('\u{1b}'));
-    assert!(!run("TERM=dumb").contains('\u{1b}'));
-    assert!(!run("TERM=xterm NO_COLOR=1").contains('\u{1b}'));
+    // What a pipe gets, as the terminal shows it (its line ends are CRLF).
+    let out = lj()
+        .args(["verify", "--now", "1754550100"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let plain = String::from_utf8(out.stdout).unwrap().replace('\n', "\r\n");
+    assert_eq!(run("TERM=dumb"), plain);
+    assert_eq!(run("TERM=xterm NO_COLOR=1"), plain);
+    let coloured = run("TERM=xterm");
+    assert_ne!(coloured, plain);
+    assert_eq!(strip_colour(&coloured), plain, "colour adds escapes only");
+}
+
+/// clap's whole message for a bad value: what is allowed, and no "tip"
+/// about `--` for a value that starts with a dash.
+fn bad_value(value: &str, flag: &str, why: &str) -> String {
+    format!(
+        "error: invalid value '{value}' for '{flag}': \"{value}\" {why}\n\nFor more information, try '--help'.\n"
+    )
 }
 
 #[test]
 fn bad_values_get_a_message_that_says_what_is_allowed() {
-    for (args, message) in [
+    for (args, flag, why) in [
         (
             &["recover", "--discard", "--ttl", "-5", "x"][..],
-            "\"-5\" is not a finite, non-negative number of seconds",
+            "--ttl <SECONDS>",
+            "is not a finite, non-negative number of seconds",
         ),
         (
             &["verify", "--now", "-1", "x"],
-            "\"-1\" is not a finite, non-negative number of Unix seconds",
+            "--now <UNIX_SECONDS>",
+            "is not a finite, non-negative number of Unix seconds",
         ),
         (
             &["verify", "--max-examples", "-1", "x"],
-            "\"-1\" is not a whole number from 0 up",
+            "--max-examples <N>",
+            "is not a whole number from 0 up",
         ),
         (
             &["inspect", "--worker", "-3", "x"],
-            "\"-3\" is not a worker rank",
+            "--worker <N>",
+            "is not a worker rank (a whole number from 0 up)",
         ),
         (
             &["recover", "--discard", "--worker", "-3", "x"],
-            "\"-3\" is not a worker rank",
+            "--worker <N>",
+            "is not a worker rank (a whole number from 0 up)",
         ),
         (
             &["repair", "--lock-timeout", "-2", "x"],
+            "--lock-timeout <SECONDS>",
             "is not a number of seconds between 0 and 1000000",
         ),
     ] {
+        let value = args[args.len() - 2];
         lj().args(args)
             .assert()
             .code(2)
-            .stderr(contains(message).and(contains("tip").not()));
+            .stdout("")
+            .stderr(bad_value(value, flag, why));
     }
 }
 
@@ -351,32 +426,31 @@ fn a_running_master_is_named_with_its_pid() {
         ));
 }
 
+/// The golden files these cases compare with hold, among others, the lines
+/// named in the comments.
 #[test]
 fn counts_are_grammatical() {
-    lj().args(["diff", "--color=never"])
-        .arg(fixture("diff/a.state.json"))
-        .arg(fixture("diff/b.state.json"))
-        .assert()
-        .code(1)
-        .stdout(contains(
-            "  changes     9 fields changed in 1 task, 1 task added, 1 task removed, 1 field changed in 1 state lease, 1 state lease added, 1 state lease removed, 3 settings changed\n",
-        ))
-        .stdout(contains("┆ 1 completion, 0 failures, 1 lease "));
-    lj().args(["inspect", "--color=never"])
-        .arg(fixture("verify/torn-tail/journal.jsonl"))
-        .assert()
-        .success()
-        .stdout(contains("  ignored     1 line: 1 torn-tail\n"));
-    lj().args(["inspect", "--color=never"])
-        .arg(fixture("samples/.state_tasks.json"))
-        .assert()
-        .success()
-        .stdout(contains(
-            "  totals      1 completion · 2 failures · 4 generated · 4 leases · 1s elapsed\n",
-        ))
-        .stdout(contains(
-            "  restore     resets the time of 1 state lease to 0.0\n",
-        ));
+    // "changes     9 fields changed in 1 task, 1 task added, 1 task
+    // removed, 1 field changed in 1 state lease, 1 state lease added, 1
+    // state lease removed, 3 settings changed"; at full width, the cells
+    // say "1 completion, 0 failures, 1 lease".
+    golden::assert_run(
+        "test.conventions.counts-in-a-diff",
+        "diff --color=never fixtures/diff/a.state.json fixtures/diff/b.state.json",
+        lj().args([
+            "diff",
+            "--color=never",
+            "fixtures/diff/a.state.json",
+            "fixtures/diff/b.state.json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR")),
+        None,
+    );
+    // "ignored     1 line: 1 torn-tail".
+    golden::assert_case("verify-torn-tail.inspect");
+    // "totals      1 completion · 2 failures · 4 generated · 4 leases · 1s
+    // elapsed" and "restore     resets the time of 1 state lease to 0.0".
+    golden::assert_case("samples-state_tasks.json.inspect");
 }
 
 #[test]
@@ -423,20 +497,24 @@ fn inspect_shows_the_oldest_leases_and_says_how_many_it_left_out() {
             .collect();
         (paths, text)
     };
+    // The oldest first: /q/29 down to /q/0.
+    let oldest =
+        |n: usize| -> Vec<String> { (0..30).rev().take(n).map(|i| format!("/q/{i}")).collect() };
+    let shown = |text: &str| text.replace(&dir.path().display().to_string(), "$DIR");
     let (paths, text) = rows(&[]);
-    assert_eq!(paths.len(), 20);
-    assert_eq!(paths[0], "/q/29", "oldest first");
-    assert!(text.ends_with(
-        "  … and 10 more active leases, newer than these (--all lists every one; --format json always does)\n"
-    ));
+    assert_eq!(paths, oldest(20));
+    // Ends "… and 10 more active leases, newer than these (--all lists
+    // every one; --format json always does)".
+    golden::assert_golden("test.conventions.oldest-twenty", &shown(&text));
     let (paths, text) = rows(&["--limit", "29"]);
-    assert_eq!(paths.len(), 29);
-    assert!(text.contains("… and 1 more active lease, newer"));
+    assert_eq!(paths, oldest(29));
+    // "… and 1 more active lease, newer".
+    golden::assert_golden("test.conventions.oldest-twenty-nine", &shown(&text));
     let (paths, text) = rows(&["--all"]);
-    assert_eq!(paths.len(), 30);
-    assert!(!text.contains("more active"));
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
-    assert_eq!(v["active"].as_array().unwrap().len(), 30);
+    assert_eq!(paths, oldest(30));
+    golden::assert_golden("test.conventions.all-thirty", &shown(&text));
+    let v: schema::Inspect = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+    assert_eq!(v.journal().active.len(), 30);
 }
 
 #[test]
@@ -461,12 +539,31 @@ fn tables_fit_the_terminal_and_keep_ids_whole() {
     )
     .unwrap();
     let short = id.to_hex()[..12].to_string();
-    let cases = [
-        &["inspect", "--now=1754550100"][..],
-        &["recover", "--now=1754550100"],
-        &["explain"],
+    let cases: [(usize, &[&str], &str); 6] = [
+        (
+            60,
+            &["inspect", "--now=1754550100"],
+            "test.conventions.inspect-at-60-columns",
+        ),
+        (
+            60,
+            &["recover", "--now=1754550100"],
+            "test.conventions.recover-at-60-columns",
+        ),
+        (60, &["explain"], "test.conventions.explain-at-60-columns"),
+        (
+            100,
+            &["inspect", "--now=1754550100"],
+            "test.conventions.inspect-at-100-columns",
+        ),
+        (
+            100,
+            &["recover", "--now=1754550100"],
+            "test.conventions.recover-at-100-columns",
+        ),
+        (100, &["explain"], "test.conventions.explain-at-100-columns"),
     ];
-    for (columns, args) in [60, 100].into_iter().flat_map(|c| cases.map(|a| (c, a))) {
+    for (columns, args, golden) in cases {
         let out = lj()
             .env("COLUMNS", columns.to_string())
             .args(args)
@@ -474,53 +571,55 @@ fn tables_fit_the_terminal_and_keep_ids_whole() {
             .args((args[0] != "explain").then_some(&path))
             .output()
             .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
         let text = String::from_utf8(out.stdout).unwrap();
-        let table: Vec<&str> = text
-            .lines()
-            .filter(|l| l.starts_with(['┌', '│', '╞', '└']))
-            .collect();
-        assert!(!table.is_empty(), "{args:?}");
-        for line in &table {
+        for line in text.lines().filter(|l| l.starts_with(['┌', '│', '╞', '└'])) {
             assert!(
-                unicode_width::UnicodeWidthStr::width(*line) <= columns,
+                unicode_width::UnicodeWidthStr::width(line) <= columns,
                 "{args:?} at {columns}: {line}"
             );
         }
+        // The id stays whole; the path keeps "/srv/" and "havoc" around
+        // an ellipsis.
+        golden::assert_golden(
+            golden,
+            &text.replace(&dir.path().display().to_string(), "$DIR"),
+        );
         if args[0] != "explain" {
             assert!(text.contains(&short), "{args:?}: the id stays whole");
-            assert!(
-                text.contains("/srv/") && text.contains("havoc") && text.contains('…'),
-                "{args:?}: {text}"
-            );
         }
     }
     // diff's tables too.
-    for args in [
-        &[
-            "diff",
-            "--color=never",
-            "diff/a.state.json",
-            "diff/b.state.json",
-        ][..],
-        &[
-            "diff",
-            "--color=never",
-            "--history",
-            "diff/a.jsonl",
-            "diff/b.jsonl",
-        ],
+    for (args, golden) in [
+        (
+            &[
+                "diff",
+                "--color=never",
+                "fixtures/diff/a.state.json",
+                "fixtures/diff/b.state.json",
+            ][..],
+            "test.conventions.diff-of-snapshots-at-60-columns",
+        ),
+        (
+            &[
+                "diff",
+                "--color=never",
+                "--history",
+                "fixtures/diff/a.jsonl",
+                "fixtures/diff/b.jsonl",
+            ],
+            "test.conventions.diff-of-journals-at-60-columns",
+        ),
     ] {
         let out = lj()
             .env("COLUMNS", "60")
-            .args(args.iter().map(|a| {
-                if a.starts_with("diff/") {
-                    fixture(a).display().to_string()
-                } else {
-                    a.to_string()
-                }
-            }))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
         let text = String::from_utf8(out.stdout).unwrap();
         for line in text.lines().filter(|l| l.starts_with(['┌', '│', '╞', '└'])) {
             assert!(
@@ -528,21 +627,15 @@ fn tables_fit_the_terminal_and_keep_ids_whole() {
                 "{args:?}: {line}"
             );
         }
+        golden::assert_golden(golden, &text);
     }
     // Without a terminal or COLUMNS, nothing is cut.
-    let text = String::from_utf8(
+    golden::assert_run(
+        "test.conventions.inspect-uncut",
+        "inspect --color=never --now=1754550100 $DIR/.work_leases.jsonl",
         lj().args(["inspect", "--color=never", "--now=1754550100"])
-            .arg(&path)
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    assert!(text.contains("id:000001,src:000000,op:havoc"));
-    assert!(
-        text.lines()
-            .filter(|l| l.starts_with('│'))
-            .all(|l| !l.contains('…'))
+            .arg(&path),
+        Some(dir.path()),
     );
 }
 
@@ -556,6 +649,9 @@ fn dev_stdin_reads_like_a_dash_and_lock_timeout_says_whom_it_waits_for() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let v = schema::parse::<schema::Inspect>(&out.stdout).journal();
+    assert_eq!((v.path.as_str(), v.active_count), ("/dev/stdin", 3));
     // A terminal (script(1) gives one) is told whom --lock-timeout waits for.
     use std::os::unix::io::AsRawFd;
     let dir = copy_dir(&fixture("verify/torn-tail"));
@@ -575,6 +671,8 @@ fn dev_stdin_reads_like_a_dash_and_lock_timeout_says_whom_it_waits_for() {
         .arg("/dev/null")
         .output()
         .expect("script(1) from util-linux");
+    // A terminal's output: what it shows while it waits is redrawn as
+    // time passes, so only the two messages are looked for.
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(&format!(
@@ -598,22 +696,32 @@ fn a_filtered_diff_with_nothing_left_to_show_answers_same() {
         .arg(fixture("diff/a.state.json"))
         .arg(fixture("diff/b.state.json"))
         .assert()
-        .code(0);
+        .code(0)
+        .stdout("")
+        .stderr("");
     lj().args(["diff", "--quiet", "--id", "7afa"])
         .arg(fixture("diff/a.state.json"))
         .arg(fixture("diff/b.state.json"))
         .assert()
-        .code(1);
+        .code(1)
+        .stdout("")
+        .stderr("");
     // Writers refuse standard input, naming it.
     lj().args(["repair", "-"])
         .assert()
         .code(2)
+        .stdout("")
         .stderr("leasejournal: -: this command changes files and does not read standard input; name the journal\n");
     // A prefix that starts with a dash gets the prefix rule, not clap's tip.
     lj().args(["inspect", "--id", "-5", "x"])
         .assert()
         .code(2)
-        .stderr(contains("\"-5\" is not 1 to 64 hexadecimal digits").and(contains("tip").not()));
+        .stdout("")
+        .stderr(bad_value(
+            "-5",
+            "--id <PREFIX>",
+            "is not 1 to 64 hexadecimal digits",
+        ));
 }
 
 #[test]
@@ -632,6 +740,9 @@ fn the_progress_bar_never_needs_more_than_60_columns() {
         .arg("/dev/null")
         .output()
         .expect("script(1) from util-linux");
+    // The bar is redrawn as time passes: how many times, and what each
+    // drawing says, depends on timing, so each drawing is checked for its
+    // width and its start only.
     let text = String::from_utf8_lossy(&out.stdout).replace('\r', "\n");
     let mut bars = 0;
     for line in text.lines() {
@@ -665,14 +776,29 @@ fn a_file_name_never_colours_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("e\u{1b}[31m.jsonl");
     fs::copy(fixture("samples/.work_leases.jsonl"), &path).unwrap();
-    for cmd in ["inspect", "verify"] {
-        let out = lj()
-            .args([cmd, "--color=never"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        let text = String::from_utf8(out.stdout).unwrap();
-        assert!(!text.contains('\u{1b}'), "{cmd}: {text}");
-        assert!(text.contains("e\\u{1b}[31m.jsonl"), "{cmd}: {text}");
+    for (cmd, golden) in [
+        (
+            "inspect",
+            "test.conventions.inspect-of-a-file-named-with-an-escape",
+        ),
+        (
+            "verify",
+            "test.conventions.verify-of-a-file-named-with-an-escape",
+        ),
+    ] {
+        // The name shows as `e\u{1b}[31m.jsonl`, with no escape in the
+        // output.
+        let ran = golden::run(
+            lj().args([cmd, "--color=never", "--now=1754550100"])
+                .arg(&path),
+            Some(dir.path()),
+        );
+        assert!(!ran.stdout.contains('\u{1b}'), "{cmd}: {}", ran.stdout);
+        golden::assert_golden(
+            golden,
+            &ran.render(&format!(
+                "$ leasejournal {cmd} --color=never --now=1754550100 $DIR/e\\u{{1b}}[31m.jsonl"
+            )),
+        );
     }
 }

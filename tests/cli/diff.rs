@@ -4,14 +4,14 @@
 use std::collections::BTreeSet;
 use std::fs;
 
-use predicates::prelude::PredicateBooleanExt;
-use predicates::str::contains;
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::golden;
+use crate::schema::{self, Bytes, ChangeKind, Diff, Kind, RecordAt, TailKind};
 use crate::support::{fixture, json_written, lj};
 
 /// Runs diff --format json; returns (exit code, report).
-fn diff_json(args: &[&str], a: &str, b: &str) -> (i32, Value) {
+fn diff_json(args: &[&str], a: &str, b: &str) -> (i32, Diff) {
     let out = lj()
         .args(["diff", "--format=json"])
         .args(args)
@@ -24,23 +24,7 @@ fn diff_json(args: &[&str], a: &str, b: &str) -> (i32, Value) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    (
-        out.status.code().unwrap(),
-        serde_json::from_slice(&out.stdout).unwrap(),
-    )
-}
-
-fn find<'a>(report: &'a Value, entity: &str, field: Option<&str>, id_prefix: &str) -> &'a Value {
-    report["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| {
-            c["entity"] == entity
-                && c["field"].as_str() == field
-                && c["id"].as_str().unwrap_or("").starts_with(id_prefix)
-        })
-        .unwrap_or_else(|| panic!("no {entity} {field:?} change for {id_prefix}: {report:#}"))
+    (out.status.code().unwrap(), schema::parse(&out.stdout))
 }
 
 const T1: &str = "7afaa346"; // task-1: changed
@@ -52,58 +36,68 @@ const T4: &str = "8f9ba36d"; // task-4: added (and a lease)
 fn snapshots_show_every_kind_of_change() {
     let (exit, r) = diff_json(&[], "diff/a.state.json", "diff/b.state.json");
     assert_eq!(exit, 1);
-    assert_eq!(r["schema_version"], 2);
-    assert_eq!(r["kind"], "snapshot");
-    assert_eq!(r["identical"], false);
-    assert_eq!(find(&r, "task", None, T0)["change"], "removed");
-    assert_eq!(find(&r, "task", None, T4)["change"], "added");
-    let completions = find(&r, "task", Some("completions"), T1);
+    assert_eq!(
+        (r.schema_version, r.kind, r.identical),
+        (2, Kind::Snapshot, false)
+    );
+    assert_eq!(r.find("task", None, T0).change, ChangeKind::Removed);
+    assert_eq!(r.find("task", None, T4).change, ChangeKind::Added);
+    // (before, after, delta) of a field.
+    let values = |entity: &str, field: &str, id: &str| {
+        let c = r.find(entity, Some(field), id);
+        (c.before.clone(), c.after.clone(), c.delta.clone())
+    };
+    assert_eq!(
+        values("task", "completions", T1),
+        (json!(2), json!(5), Some(json!(3)))
+    );
+    assert_eq!(
+        values("task", "failures", T1),
+        (json!(0), json!(1), Some(json!(1)))
+    );
+    assert_eq!(
+        values("task", "reward", T1),
+        (json!(0.125), json!(0.3), Some(json!(0.175)))
+    );
+    assert_eq!(
+        values("task", "owner", T1),
+        (json!(2), json!(3), Some(json!(1)))
+    );
+    assert_eq!(
+        values("task", "shard", T1),
+        (json!(5), json!(6), Some(json!(1)))
+    );
+    assert_eq!(values("task", "last_lease", T1).2, Some(json!(60.0)));
+    let moved = r.find("lease", Some("worker"), T3);
     assert_eq!(
         (
-            completions["before"].clone(),
-            completions["after"].clone(),
-            completions["delta"].clone()
+            moved.change,
+            moved.before.clone(),
+            moved.after.clone(),
+            moved.delta.clone()
         ),
-        (json!(2), json!(5), json!(3))
+        (ChangeKind::Changed, json!(1), json!(2), None)
     );
-    assert_eq!(find(&r, "task", Some("failures"), T1)["delta"], 1);
-    let reward = find(&r, "task", Some("reward"), T1);
+    assert_eq!(r.find("lease", None, T0).change, ChangeKind::Removed);
+    assert_eq!(r.find("lease", None, T4).change, ChangeKind::Added);
     assert_eq!(
-        (reward["before"].clone(), reward["after"].clone()),
-        (json!(0.125), json!(0.3))
+        values("config", "shard_count", ""),
+        (json!(8), json!(16), Some(json!(8)))
     );
-    assert_eq!(find(&r, "task", Some("owner"), T1)["after"], 3);
-    assert_eq!(find(&r, "task", Some("shard"), T1)["after"], 6);
-    assert_eq!(find(&r, "task", Some("last_lease"), T1)["delta"], 60.0);
-    let moved = find(&r, "lease", Some("worker"), T3);
+    assert_eq!(values("config", "worker_count", "").1, json!(4));
+    assert_eq!(values("config", "steal_window", "").1, json!(32));
+    assert_eq!(r.counts["task_changed"], 9);
+    let summary = r.snapshot_summary();
     assert_eq!(
         (
-            moved["change"].clone(),
-            moved["before"].clone(),
-            moved["after"].clone()
+            summary.a.completions.as_u64(),
+            summary.b.completions.as_u64(),
+            summary.b.failures.as_u64()
         ),
-        (json!("changed"), json!(1), json!(2))
+        (Some(5), Some(8), Some(1))
     );
-    assert_eq!(find(&r, "lease", None, T0)["change"], "removed");
-    assert_eq!(find(&r, "lease", None, T4)["change"], "added");
-    assert_eq!(find(&r, "config", Some("shard_count"), "")["delta"], 8);
-    assert_eq!(find(&r, "config", Some("worker_count"), "")["after"], 4);
-    assert_eq!(find(&r, "config", Some("steal_window"), "")["after"], 32);
-    assert_eq!(r["counts"]["task_changed"], 9);
-    assert_eq!(r["summary"]["a"]["completions"], 5);
-    assert_eq!(r["summary"]["b"]["completions"], 8);
-    assert_eq!(r["summary"]["b"]["failures"], 1);
-    lj().args(["diff"])
-        .arg(fixture("diff/a.state.json"))
-        .arg(fixture("diff/b.state.json"))
-        .assert()
-        .code(1)
-        .stderr("")
-        .stdout(contains("completions 5 → 8"))
-        .stdout(contains("┆ completions     ┆ 2"))
-        .stdout(contains("+3"))
-        .stdout(contains("2025-08-07 07:00:10 UTC"))
-        .stdout(contains("+1m"));
+    // "completions 5 → 8", then a row per change: "completions ┆ 2 ┆ 5 ┆ +3".
+    golden::assert_case("diff.snapshots");
 }
 
 #[test]
@@ -113,37 +107,54 @@ fn filters_mute_fields_kinds_and_ids() {
         "diff/a.state.json",
         "diff/b.state.json",
     );
-    let fields: BTreeSet<&str> = r["changes"]
-        .as_array()
-        .unwrap()
+    let fields: BTreeSet<&str> = r
+        .changes
         .iter()
-        .filter_map(|c| c["field"].as_str())
+        .filter_map(|c| c.field.as_deref())
         .collect();
-    assert!(!fields.contains("elapsed") && !fields.contains("last_lease"));
-    assert!(fields.contains("last_complete"));
+    assert_eq!(
+        fields,
+        BTreeSet::from([
+            "completions",
+            "failures",
+            "last_complete",
+            "owner",
+            "reward",
+            "shard",
+            "shard_count",
+            "steal_window",
+            "total_generated",
+            "worker",
+            "worker_count"
+        ])
+    );
+    golden::assert_case("diff.snapshots-ignore");
     let (exit, r) = diff_json(
         &["--only", "added"],
         "diff/a.state.json",
         "diff/b.state.json",
     );
     assert_eq!(exit, 1, "filters do not make different inputs identical");
-    assert!(
-        r["changes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|c| c["change"] == "added")
+    let added: Vec<(&str, ChangeKind, &str)> = r
+        .changes
+        .iter()
+        .map(|c| (c.entity.as_str(), c.change, &c.id.as_deref().unwrap()[..8]))
+        .collect();
+    assert_eq!(
+        added,
+        [
+            ("task", ChangeKind::Added, T4),
+            ("lease", ChangeKind::Added, T4)
+        ]
     );
-    assert_eq!(r["changes"].as_array().unwrap().len(), 2);
+    golden::assert_case("diff.snapshots-only-added");
     let (_, r) = diff_json(&["--id", T1], "diff/a.state.json", "diff/b.state.json");
     assert!(
-        r["changes"]
-            .as_array()
-            .unwrap()
+        r.changes
             .iter()
-            .all(|c| c["id"].as_str().unwrap().starts_with(T1))
+            .all(|c| c.id.as_deref().unwrap().starts_with(T1))
     );
-    assert_eq!(r["changes"].as_array().unwrap().len(), 9);
+    assert_eq!(r.changes.len(), 9);
 }
 
 #[test]
@@ -155,15 +166,13 @@ fn identical_inputs_exit_0() {
     ] {
         let (exit, r) = diff_json(&[], file, file);
         assert_eq!(exit, 0, "{file}");
-        assert_eq!(r["identical"], true);
-        assert_eq!(r["changes"], json!([]));
+        assert!(r.identical);
+        assert_eq!(r.changes, []);
+        assert_eq!(r.counts, Default::default());
     }
-    lj().arg("diff")
-        .arg(fixture("diff/a.jsonl"))
-        .arg(fixture("diff/a.jsonl"))
-        .assert()
-        .success()
-        .stdout(contains("none: identical"));
+    // "none: identical".
+    golden::assert_case("diff.journals-identical");
+    golden::assert_case("diff.snapshots-identical");
 }
 
 #[test]
@@ -172,23 +181,21 @@ fn a_snapshot_against_its_migration_shows_exactly_the_zeroed_times() {
     let legacy = dir.path().join("legacy.json");
     fs::copy(fixture("fidelity/s005/state.json"), &legacy).unwrap();
     let migrated = dir.path().join("migrated.json");
-    let plan = json_written(
+    let plan: schema::Migrate = json_written(
         lj().args(["migrate", "--format=json", "--output"])
             .arg(&migrated)
             .arg(&legacy),
     );
-    let zeroed: BTreeSet<(String, String)> = plan["files"][0]["plan"]["zeroed"]
-        .as_array()
-        .unwrap()
+    let schema::Migration::Snapshot(plan) = &plan.only().plan else {
+        panic!("a snapshot plan: {plan:?}");
+    };
+    let zeroed: BTreeSet<(String, String)> = plan
+        .zeroed
         .iter()
-        .map(|z| {
-            (
-                z["task_id"].as_str().unwrap().to_string(),
-                z["field"].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|z| (z.task_id.clone(), z.field.clone()))
         .collect();
-    assert!(!zeroed.is_empty());
+    // s005's legacy last_lease/last_complete times that are not 0.0.
+    assert_eq!(zeroed.len(), 19);
     let out = lj()
         .args(["diff", "--format=json"])
         .arg(&legacy)
@@ -196,22 +203,20 @@ fn a_snapshot_against_its_migration_shows_exactly_the_zeroed_times() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let r: Diff = schema::parse(&out.stdout);
     let mut changed = BTreeSet::new();
-    for c in r["changes"].as_array().unwrap() {
-        if c["entity"] == "config" {
+    for c in &r.changes {
+        if c.entity == "config" {
             assert_eq!(
-                (c["field"].clone(), c["before"].clone(), c["after"].clone()),
-                (json!("clock"), json!("legacy"), json!("unix"))
+                (c.field.as_deref(), c.before.clone(), c.after.clone()),
+                (Some("clock"), json!("legacy"), json!("unix"))
             );
             continue;
         }
-        assert_eq!(c["change"], "changed", "{c}");
-        assert_eq!(c["after"], 0.0, "{c}");
-        changed.insert((
-            c["id"].as_str().unwrap().to_string(),
-            c["field"].as_str().unwrap().to_string(),
-        ));
+        assert_eq!(c.change, ChangeKind::Changed, "{c:?}");
+        assert_eq!(c.after, 0.0, "{c:?}");
+        changed.insert((c.id.clone().unwrap(), c.field.clone().unwrap()));
     }
     assert_eq!(changed, zeroed);
 }
@@ -220,24 +225,23 @@ fn a_snapshot_against_its_migration_shows_exactly_the_zeroed_times() {
 fn a_journal_plus_appended_records_lists_exactly_those_records() {
     let (exit, r) = diff_json(&[], "diff/a.jsonl", "diff/b.jsonl");
     assert_eq!(exit, 1);
-    assert_eq!(r["kind"], "journal");
-    let bytes = &r["bytes"];
-    assert_eq!(bytes["relation"], "appended");
+    assert_eq!(r.kind, Kind::Journal);
+    let Some(Bytes::Appended {
+        at_offset,
+        appended,
+        glued_onto_a_torn_tail,
+    }) = &r.bytes
+    else {
+        panic!("appended: {:?}", r.bytes);
+    };
     assert_eq!(
-        bytes["at_offset"],
+        *at_offset,
         fs::metadata(fixture("diff/a.jsonl")).unwrap().len()
     );
-    let appended: Vec<(u64, &str, &str)> = bytes["appended"]
-        .as_array()
-        .unwrap()
+    assert!(!glued_onto_a_torn_tail);
+    let appended: Vec<(u64, &str, &str)> = appended
         .iter()
-        .map(|a| {
-            (
-                a["line"].as_u64().unwrap(),
-                a["op"].as_str().unwrap(),
-                a["effect"].as_str().unwrap(),
-            )
-        })
+        .map(|a| (a.line, a.op.as_str(), a.effect.as_str()))
         .collect();
     assert_eq!(
         appended,
@@ -249,98 +253,135 @@ fn a_journal_plus_appended_records_lists_exactly_those_records() {
         ]
     );
     assert_eq!(
-        r["counts"],
-        json!({"active_added": 1, "active_changed": 2, "active_removed": 2, "completed_added": 1})
+        r.counts,
+        [
+            ("active_added".to_string(), 1),
+            ("active_changed".to_string(), 2),
+            ("active_removed".to_string(), 2),
+            ("completed_added".to_string(), 1)
+        ]
+        .into()
     );
-    let owner = find(&r, "active", Some("owner"), "c0bb847b");
+    let owner = r.find("active", Some("owner"), "c0bb847b");
     assert_eq!(
-        (owner["before"].clone(), owner["after"].clone()),
+        (owner.before.clone(), owner.after.clone()),
         (json!(2), json!(5))
     );
-    assert_eq!(find(&r, "active", Some("time"), "c0bb847b")["delta"], 10.0);
-    assert_eq!(r["summary"]["a"]["completed"], 1);
-    assert_eq!(r["summary"]["b"]["completed"], 2);
+    assert_eq!(
+        r.find("active", Some("time"), "c0bb847b").delta,
+        Some(json!(10.0))
+    );
+    let summary = r.journal_summary();
+    assert_eq!(
+        (
+            summary.a.active,
+            summary.a.completed,
+            summary.b.active,
+            summary.b.completed
+        ),
+        (3, 1, 2, 2)
+    );
+    golden::assert_case("diff.journals-appended");
 }
 
 #[test]
 fn diverging_journals_name_the_offset_and_the_torn_side() {
     let (exit, r) = diff_json(&[], "diff/a.jsonl", "diff/c.jsonl");
     assert_eq!(exit, 1);
-    let bytes = &r["bytes"];
-    assert_eq!(bytes["relation"], "diverged");
-    assert_eq!(bytes["line_a"], 3);
-    assert_eq!(bytes["line_b"], 3);
-    assert_eq!(bytes["tail_a"], "clean");
-    assert_eq!(bytes["tail_b"], "torn");
     let text = fs::read(fixture("diff/a.jsonl")).unwrap();
     let other = fs::read(fixture("diff/c.jsonl")).unwrap();
     let first = text.iter().zip(&other).position(|(x, y)| x != y).unwrap();
-    assert_eq!(bytes["offset"], first as u64);
-    assert_eq!(find(&r, "completed", None, "947bda90")["change"], "removed");
+    assert_eq!(
+        r.bytes,
+        Some(Bytes::Diverged {
+            offset: first as u64,
+            line_a: 3,
+            line_b: 3,
+            tail_a: TailKind::Clean,
+            tail_b: TailKind::Torn
+        })
+    );
+    assert_eq!(
+        r.find("completed", None, "947bda90").change,
+        ChangeKind::Removed
+    );
+    golden::assert_case("diff.journals-diverged");
 }
 
 #[test]
 fn history_attributes_each_change_to_the_records_in_b() {
     let (_, r) = diff_json(&["--history"], "diff/a.jsonl", "diff/b.jsonl");
-    let history = r["history"].as_object().unwrap();
-    let ids: BTreeSet<&str> = r["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+    let history = r.history.as_ref().unwrap();
+    let ids: BTreeSet<&str> = r.changes.iter().map(|c| c.id.as_deref().unwrap()).collect();
     assert_eq!(
         history.keys().map(String::as_str).collect::<BTreeSet<_>>(),
         ids
     );
-    let took_over = history
+    let took_over: Vec<&RecordAt> = history
         .iter()
-        .find(|(k, _)| k.starts_with("c0bb847b"))
-        .unwrap()
-        .1;
-    let lines: Vec<u64> = took_over
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["line"].as_u64().unwrap())
+        .filter(|(k, _)| k.starts_with("c0bb847b"))
+        .flat_map(|(_, records)| records)
         .collect();
-    assert_eq!(lines, [2, 9]);
+    let lines: Vec<(u64, &str)> = took_over
+        .iter()
+        .map(|h| (h.line, h.effect.as_str()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (2, "activated"),
+            (9, "took over from worker 2 without a reclaim")
+        ]
+    );
+    golden::assert_case("diff.journals-history");
 }
 
 #[test]
 fn mixed_and_unreadable_inputs_are_refused() {
+    let (a, state) = (fixture("diff/a.jsonl"), fixture("diff/a.state.json"));
     lj().arg("diff")
-        .arg(fixture("diff/a.jsonl"))
-        .arg(fixture("diff/a.state.json"))
+        .arg(&a)
+        .arg(&state)
         .assert()
         .code(2)
         .stdout("")
-        .stderr(
-            contains("cannot compare")
-                .and(contains("a journal"))
-                .and(contains("a snapshot")),
-        );
+        .stderr(format!(
+            "leasejournal: cannot compare {} (a journal) with {} (a snapshot): diff compares two journals or two snapshots\n",
+            a.display(),
+            state.display()
+        ));
     lj().arg("diff")
         .arg(fixture("samples"))
         .arg(fixture("samples"))
         .assert()
         .code(2)
-        .stderr(contains("is a directory"));
+        .stdout("")
+        .stderr(format!(
+            "leasejournal: {}: is a directory; diff compares two files (name the journals or snapshots in it)\n",
+            fixture("samples").display()
+        ));
     lj().arg("diff")
-        .arg(fixture("diff/a.jsonl"))
+        .arg(&a)
         .arg("/nonexistent.jsonl")
         .assert()
         .code(2)
-        .stderr(contains("/nonexistent.jsonl: no such file or directory"));
+        .stdout("")
+        .stderr("leasejournal: /nonexistent.jsonl: no such file or directory\n");
 }
 
 #[test]
 fn colours_mark_added_removed_and_changed() {
-    lj().args(["diff", "--color=always"])
-        .arg(fixture("diff/a.jsonl"))
-        .arg(fixture("diff/b.jsonl"))
-        .assert()
-        .code(1)
-        .stdout(contains("\u{1b}[32madded"))
-        .stdout(contains("\u{1b}[33mchanged"));
+    // "\u{1b}[32madded" and "\u{1b}[33mchanged".
+    golden::assert_run(
+        "test.diff.colour",
+        "diff --color=always fixtures/diff/a.jsonl fixtures/diff/b.jsonl",
+        lj().args([
+            "diff",
+            "--color=always",
+            "fixtures/diff/a.jsonl",
+            "fixtures/diff/b.jsonl",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR")),
+        None,
+    );
 }

@@ -4,43 +4,52 @@
 
 use serde_json::Value;
 
+use crate::schema::Inspect;
 use crate::support::{cases, json_ok, lj};
+
+/// `inspect --format json` of `path`.
+fn inspect(path: &std::path::Path) -> Inspect {
+    json_ok(lj().args(["inspect", "--format=json"]).arg(path))
+}
 
 #[test]
 fn every_journal_case_replays_to_upstreams_state() {
     let dirs = cases(&['j', 'w']);
     assert_eq!(dirs.len(), 80, "all journal cases are present");
     for dir in dirs {
-        let report = json_ok(
-            lj().arg("inspect")
-                .arg("--format=json")
-                .arg(dir.join("journal.jsonl")),
-        );
+        let report = inspect(&dir.join("journal.jsonl")).journal();
+        // Upstream's own state, as the case recorded it.
         let expected: Value =
             serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
         let replay = &expected["replay"];
         assert_eq!(
-            report["completed"],
+            serde_json::to_value(&report.completed).unwrap(),
             replay["completed"],
             "{}: completed",
             dir.display()
         );
         let leases = replay["leases"].as_object().unwrap();
-        let active = report["active"].as_array().unwrap();
         assert_eq!(
-            active.len(),
+            report.active.len(),
             leases.len(),
             "{}: active count",
             dir.display()
         );
-        assert_eq!(report["active_count"].as_u64(), Some(leases.len() as u64));
+        assert_eq!(report.active_count, leases.len() as u64);
         let mut ids: Vec<&str> = Vec::new();
-        for a in active {
-            let id = a["id"].as_str().unwrap();
+        for a in &report.active {
+            let id = a.id.as_str();
             ids.push(id);
             let want = &leases[id];
+            let clock = match a.clock {
+                crate::schema::Clock::Unix => "unix",
+                crate::schema::Clock::Legacy => "legacy",
+            };
+            let got = serde_json::json!({
+                "worker": a.worker, "time": a.time, "attempts": a.attempts, "clock": clock
+            });
             for field in ["worker", "time", "attempts", "clock"] {
-                assert_eq!(a[field], want[field], "{}: {id} {field}", dir.display());
+                assert_eq!(got[field], want[field], "{}: {id} {field}", dir.display());
             }
         }
         let mut sorted = ids.clone();
@@ -64,12 +73,8 @@ fn every_snapshot_case_restores_to_upstreams_bytes() {
             "{}",
             dir.display()
         );
-        let report = json_ok(
-            lj().args(["inspect", "--format", "json"])
-                .arg(dir.join("state.json")),
-        );
-        assert_eq!(report["kind"], "snapshot");
+        let report = inspect(&dir.join("state.json")).snapshot();
         let want: Value = serde_json::from_slice(&want).unwrap();
-        assert_eq!(report["restored"], want, "{}: restored", dir.display());
+        assert_eq!(report.restored, Some(want), "{}: restored", dir.display());
     }
 }

@@ -17,7 +17,22 @@ fn man_pages_match_the_code() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
     let bless = std::env::var_os("LEASEJOURNAL_BLESS").is_some();
     let pages = man::pages();
-    assert!(pages.len() >= 3);
+    let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "leasejournal.1",
+            "leasejournal-inspect.1",
+            "leasejournal-verify.1",
+            "leasejournal-explain.1",
+            "leasejournal-repair.1",
+            "leasejournal-recover.1",
+            "leasejournal-migrate.1",
+            "leasejournal-compact.1",
+            "leasejournal-diff.1",
+            "leasejournal-completions.1",
+        ]
+    );
     for (name, content) in pages {
         let path = dir.join(&name);
         if bless {
@@ -35,38 +50,51 @@ fn man_pages_match_the_code() {
     }
 }
 
+/// Each script is the one clap_complete makes of the clap definitions
+/// (bash_completion_offers_codes_kinds_and_formats runs one).
 #[test]
 fn completions_for_each_shell() {
-    for shell in ["bash", "zsh", "fish"] {
-        let out = lj().args(["completions", shell]).output().unwrap();
-        assert_eq!(out.status.code(), Some(0));
-        assert!(out.stderr.is_empty());
-        let text = String::from_utf8(out.stdout).unwrap();
-        assert!(
-            text.contains("leasejournal") && text.contains("inspect"),
-            "{shell}"
-        );
+    for shell in [
+        clap_complete::Shell::Bash,
+        clap_complete::Shell::Zsh,
+        clap_complete::Shell::Fish,
+    ] {
+        let mut script = Vec::new();
+        clap_complete::generate(shell, &mut Cli::command(), "leasejournal", &mut script);
+        lj().args(["completions", &shell.to_string()])
+            .assert()
+            .code(0)
+            .stderr("")
+            .stdout(String::from_utf8(script).unwrap());
     }
     lj().args(["completions", "tcsh"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("invalid value 'tcsh'"));
+        .stdout("")
+        .stderr(
+            "error: invalid value 'tcsh' for '<SHELL>'\n  [possible values: bash, elvish, fish, powershell, zsh]\n\n  \
+             tip: a similar value exists: 'zsh'\n\nFor more information, try '--help'.\n",
+        );
 }
 
 #[test]
 fn help_and_version() {
-    lj().arg("--help")
-        .assert()
-        .success()
-        .stdout(predicates::str::contains("inspect"))
-        .stderr("");
+    let help = lj().arg("-h").output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&help.stderr), "");
+    let help = String::from_utf8(help.stdout).unwrap();
+    crate::golden::assert_golden("test.man.help", &help);
+    let long = lj().arg("--help").output().unwrap();
+    assert_eq!(long.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&long.stderr), "");
+    crate::golden::assert_golden("test.man.long-help", &String::from_utf8_lossy(&long.stdout));
     lj().arg("--version")
         .assert()
         .success()
-        .stdout(predicates::str::contains(env!("CARGO_PKG_VERSION")));
-    lj().assert()
-        .code(2)
-        .stderr(predicates::str::contains("Usage"));
+        .stdout(concat!("leasejournal ", env!("CARGO_PKG_VERSION"), "\n"))
+        .stderr("");
+    // No subcommand: the same help, on stderr, and exit 2.
+    lj().assert().code(2).stdout("").stderr(help);
 }
 
 #[test]
@@ -252,9 +280,9 @@ fn bash_completion_offers_codes_kinds_and_formats() {
         complete(&["leasejournal", "explain", "torn"]),
         ["torn-tail"]
     );
-    assert!(
-        complete(&["leasejournal", "verify", "--ignore", "seed"])
-            .contains(&"seed-missing".to_string())
+    assert_eq!(
+        complete(&["leasejournal", "verify", "--ignore", "seed"]),
+        ["seed-missing"]
     );
     assert_eq!(
         complete(&["leasejournal", "inspect", "--kind", ""]),

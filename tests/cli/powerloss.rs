@@ -69,7 +69,8 @@ use std::time::Instant;
 use leasejournal::engine::journal::encode::{lease_line, marker_line};
 use leasejournal::engine::journal::{Clock, WorkId};
 use leasejournal::engine::json::{PyInt, float_repr};
-use serde_json::Value;
+
+use crate::schema;
 
 /// The journal every case writes.
 const JOURNAL: &str = ".work_leases.jsonl";
@@ -1357,7 +1358,17 @@ impl Ran {
 /// What the journal replays to: the active leases and the completed ids.
 #[derive(Clone, Debug, PartialEq)]
 struct Replay {
-    active: BTreeMap<String, Value>,
+    /// Each active lease's worker, time, attempts, clock and path.
+    active: BTreeMap<
+        String,
+        (
+            schema::PyInt,
+            f64,
+            schema::PyInt,
+            schema::Clock,
+            Option<String>,
+        ),
+    >,
     completed: BTreeSet<String>,
 }
 
@@ -1376,24 +1387,17 @@ fn replay(journal: &Path) -> Result<Replay, String> {
     if ran.code != Some(0) {
         return Err(format!("inspect exits {:?}: {}", ran.code, ran.last_line()));
     }
-    let v: Value = serde_json::from_slice(&ran.stdout).map_err(|e| e.to_string())?;
-    let active = v["active"]
-        .as_array()
-        .ok_or("inspect: no active list")?
-        .iter()
-        .map(|a| {
-            (
-                a["id"].as_str().unwrap_or_default().to_string(),
-                serde_json::json!([a["worker"], a["time"], a["attempts"], a["clock"], a["path"]]),
-            )
-        })
+    let v = match serde_json::from_slice::<schema::Inspect>(&ran.stdout) {
+        Ok(schema::Inspect::Journal(v)) => v,
+        Ok(other) => return Err(format!("inspect: not a journal report: {other:?}")),
+        Err(e) => return Err(format!("inspect: {e}")),
+    };
+    let active = v
+        .active
+        .into_iter()
+        .map(|a| (a.id, (a.worker, a.time, a.attempts, a.clock, a.path)))
         .collect();
-    let completed = v["completed"]
-        .as_array()
-        .ok_or("inspect: no completed list")?
-        .iter()
-        .map(|c| c.as_str().unwrap_or_default().to_string())
-        .collect();
+    let completed = v.completed.into_iter().collect();
     Ok(Replay { active, completed })
 }
 
@@ -1688,13 +1692,8 @@ fn check(rec: &Recorded, index: usize) -> (Vec<Violation>, bool) {
     if let Some(bad) = verify.misbehaviour() {
         violation("(c) verify", bad);
     }
-    let asks_repair = serde_json::from_slice::<Value>(&verify.stdout)
-        .ok()
-        .and_then(|v| v["next"].as_array().cloned())
-        .is_some_and(|next| {
-            next.iter()
-                .any(|c| c.as_str().is_some_and(|c| c.contains("repair")))
-        });
+    let asks_repair = serde_json::from_slice::<schema::Verify>(&verify.stdout)
+        .is_ok_and(|v| v.next.iter().any(|c| c.starts_with("leasejournal repair ")));
 
     // (a) the export comes first, then no record is lost.
     let export_whole = export_is_whole(rec, &state.files);

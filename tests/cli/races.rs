@@ -16,12 +16,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::golden;
+use crate::schema::{self, Carried};
+use crate::support::{lj, names, wait_for};
 use leasejournal::engine::journal::encode::{lease_line, marker_line};
 use leasejournal::engine::journal::{Clock, WorkId};
 use leasejournal::engine::json::PyInt;
-use serde_json::Value;
-
-use crate::support::{lj, names, wait_for};
 
 fn bin() -> &'static Path {
     assert_cmd::cargo::cargo_bin!("leasejournal")
@@ -102,8 +102,30 @@ fn clean_result(args: &[&str], bytes: &[u8]) -> Vec<u8> {
         .arg(&out)
         .arg(&path)
         .assert()
-        .success();
+        .success()
+        .stderr("");
     fs::read(out).unwrap()
+}
+
+/// What a writing command's JSON report says it carried: the records
+/// appended while it replaced the journal, read through the report's
+/// typed struct.
+fn late_appends_carried(args: &[&str], stdout: &[u8]) -> Option<Carried> {
+    match args[0] {
+        "compact" => schema::parse::<schema::Compact>(stdout)
+            .only()
+            .late_appends_carried
+            .clone(),
+        "repair" => schema::parse::<schema::Repair>(stdout)
+            .only()
+            .late_appends_carried
+            .clone(),
+        "migrate" => schema::parse::<schema::Migrate>(stdout)
+            .only()
+            .late_appends_carried
+            .clone(),
+        other => panic!("{other}"),
+    }
 }
 
 /// The journals and commands that publish by renaming: a compaction, a
@@ -161,10 +183,12 @@ fn records_appended_during_the_rename_are_carried_in_order() {
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
-        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(
-            report["files"][0]["late_appends_carried"],
-            serde_json::json!({"bytes": late.len(), "lines": 3}),
+            late_appends_carried(args, &out.stdout),
+            Some(Carried {
+                bytes: late.len() as u64,
+                lines: 3
+            }),
             "{args:?}"
         );
         let mut expected = result.clone();
@@ -179,6 +203,15 @@ fn records_appended_during_the_rename_are_carried_in_order() {
             .collect();
         assert_eq!(bak.len(), 1, "{args:?}");
         assert!(fs::read(dir.path().join(&bak[0])).unwrap() == original);
+        assert_eq!(
+            stderr,
+            format!(
+                "leasejournal: backed up {} to {}\n",
+                path.display(),
+                dir.path().join(&bak[0]).display()
+            ),
+            "{args:?}"
+        );
     }
 }
 
@@ -193,6 +226,7 @@ fn a_writer_that_keeps_the_journal_open_is_refused_before_the_rename() {
         let mut holder = fs::OpenOptions::new().append(true).open(&path).unwrap();
         holder.write_all(&appended(0)).unwrap();
         let before = fs::read(&path).unwrap();
+        let started = std::time::SystemTime::now();
         let out = lj()
             .args(args)
             .arg("--apply")
@@ -200,18 +234,17 @@ fn a_writer_that_keeps_the_journal_open_is_refused_before_the_rename() {
             .env("LEASEJOURNAL_FAILPOINTS", failpoints)
             .output()
             .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = golden::without_stamps(&String::from_utf8_lossy(&out.stderr), started);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        let prefix = format!(
-            "leasejournal: {}: another process has it open for writing and does not hold .master-queue.lock; stop it first. Nothing was changed; removed {}.bak.",
-            path.display(),
-            path.display()
-        );
-        assert!(
-            stderr.starts_with(&prefix)
-                && stderr.ends_with(" again\n")
-                && stderr.lines().count() == 1,
-            "{args:?}: {stderr}"
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{args:?}");
+        assert_eq!(
+            stderr,
+            format!(
+                "leasejournal: {}: another process has it open for writing and does not hold .master-queue.lock; stop it first. Nothing was changed; removed {}.bak.$TIME again\n",
+                path.display(),
+                path.display()
+            ),
+            "{args:?}"
         );
         holder.write_all(&appended(1)).unwrap();
         drop(holder);
@@ -332,7 +365,8 @@ fn two_runs_at_once_are_one_run() {
             .args(["--apply", "--no-backup"])
             .arg(&alone_path)
             .assert()
-            .success();
+            .success()
+            .stderr(predicates::function::function(crate::support::notes_only));
         let expected = fs::read(&alone_path).unwrap();
         drop(alone);
         let (dir, path) = state_dir(&torn);
@@ -377,6 +411,7 @@ fn a_failure_after_the_change_exits_4_and_names_the_file() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(4));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         format!(
@@ -430,11 +465,21 @@ fn a_failure_after_the_change_exits_4_and_names_the_file() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(4));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    // The export of the discarded leases is made first; its name carries
+    // the run's stamp.
     let stderr = String::from_utf8_lossy(&out.stderr);
+    let export = names(path.parent().unwrap())
+        .into_iter()
+        .find(|n| n.contains(".discarded."))
+        .expect("an export");
     assert_eq!(
-        stderr.lines().last().unwrap(),
+        stderr,
         format!(
-            "leasejournal: {}: had its torn tail cut, but then no space left on device",
+            "leasejournal: exported 17 discarded leases of {} to {}\n\
+             leasejournal: {}: had its torn tail cut, but then no space left on device\n",
+            path.display(),
+            path.parent().unwrap().join(export).display(),
             path.display()
         )
     );
@@ -450,18 +495,23 @@ fn without_a_lease_a_torn_tail_is_ended_not_cut() {
     let mut torn = original.clone();
     torn.extend_from_slice(b"{\"attempts\":1,\"clo");
     let (_dir, path) = state_dir(&torn);
-    let report = crate::support::json_written(
+    let report: schema::Repair = crate::support::json_written(
         lj().args(["repair", "--apply", "--format=json"])
             .arg(&path)
             .env("LEASEJOURNAL_FAILPOINTS", "lease=unsupported"),
     );
+    let file = report.only();
     assert_eq!(
-        report["files"][0]["note"],
-        "the torn tail was ended with a newline instead of cut: no lease could be had on the journal (another process has it open, or leases are refused here), and without one a cut could destroy what another process appends; the torn bytes stay as one line upstream ignores"
+        file.note.as_deref(),
+        Some(
+            "the torn tail was ended with a newline instead of cut: no lease could be had on the journal (another process has it open, or leases are refused here), and without one a cut could destroy what another process appends; the torn bytes stay as one line upstream ignores"
+        )
     );
     assert_eq!(
-        report["files"][0]["plan"]["tail"],
-        serde_json::json!({"action": "terminate", "offset": torn.len()}),
+        file.plan.tail,
+        schema::TailFix::Terminate {
+            offset: torn.len() as u64
+        },
         "the plan says what was done"
     );
     let mut expected = torn.clone();
@@ -471,7 +521,9 @@ fn without_a_lease_a_torn_tail_is_ended_not_cut() {
     lj().args(["verify", "--quiet", "--ignore=seed-missing"])
         .arg(&path)
         .assert()
-        .code(0);
+        .code(0)
+        .stdout("")
+        .stderr("");
 }
 
 #[test]
@@ -486,15 +538,42 @@ fn a_record_followed_by_a_nul_loses_only_the_nul() {
     bytes.pop();
     bytes.push(0);
     let (_dir, path) = state_dir(&bytes);
-    lj().args(["repair", "--apply", "--no-backup"])
-        .arg(&path)
-        .assert()
-        .success();
-    let v = crate::support::json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
-    assert_eq!(
-        (v["active_count"].as_u64(), v["completed_count"].as_u64()),
-        (Some(0), Some(33))
+    let report: schema::Repair = crate::support::json_ok(
+        lj().args(["repair", "--apply", "--no-backup", "--format=json"])
+            .arg(&path),
     );
+    // Not a torn tail: the done before the NUL is whole, and goes back on
+    // a line of its own.
+    let plan = &report.only().plan;
+    assert_eq!(plan.tail, schema::TailFix::None);
+    let salvaged: Vec<(schema::Hidden, u64, u64, &str, schema::SalvageAction)> = plan
+        .salvaged
+        .iter()
+        .map(|s| {
+            (
+                s.hidden,
+                s.fragment_bytes,
+                s.trailing_bytes,
+                s.op.as_str(),
+                s.action,
+            )
+        })
+        .collect();
+    assert_eq!(
+        salvaged,
+        [(
+            schema::Hidden::ZeroFill,
+            0,
+            1,
+            "done",
+            schema::SalvageAction::Restored
+        )]
+    );
+    assert_eq!(plan.completed_by_salvage.len(), 1);
+    let v: schema::Inspect =
+        crate::support::json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+    let v = v.journal();
+    assert_eq!((v.active_count, v.completed_count), (0, 33));
     let mut expected = bytes.clone();
     *expected.last_mut().unwrap() = b'\n';
     assert!(fs::read(&path).unwrap() == expected);

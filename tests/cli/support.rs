@@ -21,8 +21,22 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// Runs the command, checks exit 0 and an empty stderr, parses stdout.
-pub fn json_ok(cmd: &mut Command) -> serde_json::Value {
+/// `text` without its SGR colour sequences.
+pub fn strip_colour(text: &str) -> String {
+    let mut plain = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('\u{1b}') {
+        plain.push_str(&rest[..at]);
+        let end = rest[at..].find('m').unwrap();
+        rest = &rest[at + end + 1..];
+    }
+    plain.push_str(rest);
+    plain
+}
+
+/// Runs the command, checks exit 0 and an empty stderr, and reads stdout
+/// into a report's typed struct (see crate::schema).
+pub fn json_ok<T: serde::de::DeserializeOwned>(cmd: &mut Command) -> T {
     let out = cmd.output().expect("run leasejournal");
     assert_eq!(
         out.status.code(),
@@ -35,23 +49,25 @@ pub fn json_ok(cmd: &mut Command) -> serde_json::Value {
         "stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+    crate::schema::parse(&out.stdout)
+}
+
+/// Whether `stderr` holds nothing but a writing command's "backed up … to
+/// …" and "exported … to …" notes (whose names carry the run's stamp).
+pub fn notes_only(stderr: &str) -> bool {
+    stderr.lines().all(|l| {
+        l.starts_with("leasejournal: backed up ") || l.starts_with("leasejournal: exported ")
+    })
 }
 
 /// Like [`json_ok`] for the writing commands, whose stderr may only carry
 /// their "backed up … to …" and "exported … to …" notes.
-pub fn json_written(cmd: &mut Command) -> serde_json::Value {
+pub fn json_written<T: serde::de::DeserializeOwned>(cmd: &mut Command) -> T {
     let out = cmd.output().expect("run leasejournal");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
-    assert!(
-        stderr
-            .lines()
-            .all(|l| l.starts_with("leasejournal: backed up ")
-                || l.starts_with("leasejournal: exported ")),
-        "stderr: {stderr}"
-    );
-    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+    assert!(notes_only(&stderr), "stderr: {stderr}");
+    crate::schema::parse(&out.stdout)
 }
 
 /// The fidelity case directories whose name starts with one of `prefixes`.

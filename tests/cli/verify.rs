@@ -6,9 +6,10 @@ use std::fs;
 use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 
-use predicates::str::contains;
 use serde_json::Value;
 
+use crate::golden;
+use crate::schema::{self, Severity, Verdict, Verify};
 use crate::support::{cases, fixture, json_ok, lj};
 
 const NOW: &str = "1754550100";
@@ -17,7 +18,7 @@ const LONG_TTL: &str = "1000000000";
 /// Runs verify --format json and returns (exit code, report). The
 /// fixtures' seeds (/afl/queue/…) do not exist here, so `seed-missing`
 /// is muted but for its own fixture.
-fn verify_json(args: &[&str], paths: &[PathBuf]) -> (i32, Value) {
+fn verify_json(args: &[&str], paths: &[PathBuf]) -> (i32, Verify) {
     let mut cmd = lj();
     cmd.args(["verify", "--format=json", "--max-examples=0", "--now", NOW])
         .args(args);
@@ -29,10 +30,26 @@ fn verify_json(args: &[&str], paths: &[PathBuf]) -> (i32, Value) {
     }
     let out = cmd.args(paths).output().unwrap();
     let code = out.status.code().unwrap();
-    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
-    });
+    let report: Verify = schema::parse(&out.stdout);
+    assert_eq!(report.exit_code, code, "exit_code is the exit status");
+    // Talk goes to stderr only for a path that could not be checked.
+    let stderr: String = report
+        .errors
+        .iter()
+        .map(|e| format!("leasejournal: {}: {}\n", e.path, e.message))
+        .collect();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), stderr);
     (code, report)
+}
+
+/// The severity named in the cases' table.
+fn severity(name: &str) -> Severity {
+    match name {
+        "error" => Severity::Error,
+        "warning" => Severity::Warning,
+        "info" => Severity::Info,
+        other => panic!("{other}"),
+    }
 }
 
 /// (code, fixture path under fixtures/verify, extra args, line, severity).
@@ -307,7 +324,7 @@ fn remedy(code: &str, path: &std::path::Path) -> Option<String> {
 
 #[test]
 fn every_code_has_a_fixture_that_triggers_it_alone() {
-    for (code, rel, extra, line, severity) in CASES {
+    for (code, rel, extra, line, sev) in CASES {
         let args: Vec<&str> = if extra.is_empty() {
             vec!["--ttl", LONG_TTL]
         } else {
@@ -315,66 +332,100 @@ fn every_code_has_a_fixture_that_triggers_it_alone() {
         };
         let path = fixture("verify").join(rel);
         let (exit, report) = verify_json(&args, std::slice::from_ref(&path));
-        let counts = report["counts"].as_object().unwrap();
-        assert_eq!(counts.len(), 1, "{code}: only {code} fires, got {counts:?}");
-        assert_eq!(counts[*code], 1, "{code}");
-        let finding = &report["findings"][0];
-        assert_eq!(finding["code"], *code);
-        assert_eq!(finding["severity"], *severity, "{code}");
-        assert_eq!(finding["line"].as_u64(), *line, "{code}: line");
-        assert!(finding["file"].as_str().unwrap().contains(code));
-        assert!(!finding["message"].as_str().unwrap().is_empty());
-        assert_eq!(exit, expected_exit(severity), "{code}: exit status");
-        assert_eq!(report["exit_code"], exit, "{code}");
-        assert_eq!(report["schema_version"], 2);
-        let verdict = if *severity == "error" { "no-go" } else { "go" };
-        assert_eq!(report["verdict"], verdict, "{code}");
-        let fix = remedy(code, &path);
-        assert_eq!(finding["fix"].as_str(), fix.as_deref(), "{code}: fix");
-        let next: Vec<&str> = report["next"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap())
-            .collect();
         assert_eq!(
-            next,
-            fix.as_deref().into_iter().collect::<Vec<_>>(),
+            report.counts,
+            [(code.to_string(), 1)].into(),
+            "{code}: only {code} fires"
+        );
+        let [finding] = &report.findings[..] else {
+            panic!("{code}: one finding: {:?}", report.findings);
+        };
+        // The message itself is in the fixture's golden files
+        // (fixtures/golden/verify-<code>.verify.txt).
+        // In the fixture: the file itself, or one in the directory.
+        let file = path.display().to_string();
+        assert_eq!(
+            (
+                finding.code.as_str(),
+                finding.severity,
+                finding.line,
+                finding.file.starts_with(&file)
+            ),
+            (*code, severity(sev), *line, true),
             "{code}"
         );
-        if *severity == "warning" {
+        assert_eq!(exit, expected_exit(sev), "{code}: exit status");
+        assert_eq!(report.schema_version, 2);
+        let verdict = if *sev == "error" {
+            Verdict::NoGo
+        } else {
+            Verdict::Go
+        };
+        assert_eq!(report.verdict, verdict, "{code}");
+        let fix = remedy(code, &path);
+        assert_eq!(finding.fix, fix, "{code}: fix");
+        assert_eq!(report.next, Vec::from_iter(fix), "{code}");
+        if *sev == "warning" {
             let (strict, report) = verify_json(
                 &["--strict", "--ttl", LONG_TTL],
                 std::slice::from_ref(&path),
             );
             assert_eq!(strict, 1, "{code}: --strict fails on warnings");
-            assert_eq!(report["verdict"], "no-go");
+            assert_eq!(report.verdict, Verdict::NoGo);
         }
     }
 }
 
-/// Runs a remedy as verify prints it (`leasejournal ARGS… PATH`).
+/// Runs a remedy as verify prints it (`leasejournal ARGS… PATH`), with
+/// `--format json`: it writes, and its only talk is the backup it made.
 fn run_remedy(command: &str) {
     let words: Vec<&str> = command.split(' ').collect();
     assert_eq!(words[0], "leasejournal", "{command}");
-    let out = lj().args(&words[1..]).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{command}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = lj()
+        .arg(words[1])
+        .arg("--format=json")
+        .args(&words[2..])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{command}: {stderr}");
+    // What it wrote, and where it kept the backup.
+    let written: Vec<(String, Option<String>)> = match words[1] {
+        "repair" => schema::parse::<schema::Repair>(&out.stdout)
+            .files
+            .into_iter()
+            .filter(|f| f.written)
+            .map(|f| (f.path, f.backup))
+            .collect(),
+        "migrate" => schema::parse::<schema::Migrate>(&out.stdout)
+            .files
+            .into_iter()
+            .filter(|f| f.written)
+            .map(|f| (f.path, f.backup))
+            .collect(),
+        other => panic!("{command}: not a remedy: {other}"),
+    };
+    let notes: String = written
+        .iter()
+        .map(|(path, backup)| {
+            format!(
+                "leasejournal: backed up {path} to {}\n",
+                backup.as_deref().unwrap()
+            )
+        })
+        .collect();
+    assert!(!notes.is_empty(), "{command}: wrote nothing");
+    assert_eq!(stderr, notes, "{command}");
 }
 
 /// The active leases of a journal as `inspect --format json` lists them.
 fn active_ids(path: &std::path::Path) -> std::collections::BTreeSet<String> {
-    let report = json_ok(lj().args(["inspect", "--format=json"]).arg(path));
-    report["active"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["id"].as_str().unwrap().to_string())
-        .collect()
+    inspect(path).active.into_iter().map(|a| a.id).collect()
+}
+
+/// `inspect --format json` of a journal.
+fn inspect(path: &std::path::Path) -> schema::InspectJournal {
+    json_ok::<schema::Inspect>(lj().args(["inspect", "--format=json"]).arg(path)).journal()
 }
 
 #[test]
@@ -391,10 +442,13 @@ fn every_fixable_code_is_fixed_by_its_remedy_without_losing_a_lease() {
         let before = is_journal.then(|| active_ids(&path));
         run_remedy(&fix);
         let (exit, report) = verify_json(&["--ttl", LONG_TTL], std::slice::from_ref(&path));
-        assert_eq!(exit, 0, "{code}: {report}");
-        assert_eq!(report["verdict"], "go");
-        assert!(report["counts"].get(*code).is_none(), "{code}: {report}");
-        assert_eq!(report["next"], serde_json::json!([]));
+        assert_eq!(
+            (exit, report.verdict),
+            (0, Verdict::Go),
+            "{code}: {report:?}"
+        );
+        assert_eq!(report.count(code), 0, "{code}: {report:?}");
+        assert_eq!(report.next, Vec::<String>::new());
         if let Some(before) = before {
             let after = active_ids(&path);
             assert!(after.is_superset(&before), "{code}: a lease was lost");
@@ -404,21 +458,17 @@ fn every_fixable_code_is_fixed_by_its_remedy_without_losing_a_lease() {
 
 #[test]
 fn catalog_codes_all_have_a_test() {
-    let out = lj()
-        .args(["explain", "--list", "--format=json"])
-        .output()
-        .unwrap();
-    let catalog: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(catalog["schema_version"], 1);
-    let catalog = &catalog["codes"];
+    let catalog: schema::Catalog = json_ok(lj().args(["explain", "--list", "--format=json"]));
+    assert_eq!(catalog.schema_version, 1);
     let tested: Vec<&str> = CASES.iter().map(|c| c.0).collect();
     let elsewhere = [
         "snapshot-truncated",
         "snapshot-lease-without-stats",
         "live-master",
     ];
-    for entry in catalog.as_array().unwrap() {
-        let code = entry["code"].as_str().unwrap();
+    assert_eq!(catalog.codes.len(), tested.len() + elsewhere.len());
+    for entry in &catalog.codes {
+        let code = entry.code.as_str();
         assert!(
             tested.contains(&code) || elsewhere.contains(&code),
             "{code} has no fixture test"
@@ -433,9 +483,14 @@ fn a_lease_without_stats_is_also_inherited() {
         &[fixture("verify/snapshot-lease-without-stats/state.json")],
     );
     assert_eq!(exit, 0);
-    assert_eq!(report["counts"]["snapshot-lease-without-stats"], 1);
-    assert_eq!(report["counts"]["snapshot-inherited-lease"], 1);
-    assert_eq!(report["counts"].as_object().unwrap().len(), 2);
+    assert_eq!(
+        report.counts,
+        [
+            ("snapshot-inherited-lease".to_string(), 1),
+            ("snapshot-lease-without-stats".to_string(), 1)
+        ]
+        .into()
+    );
 }
 
 #[test]
@@ -455,13 +510,13 @@ fn more_than_65536_stats_are_truncated() {
     .unwrap();
     let (exit, report) = verify_json(&[], &[path]);
     assert_eq!(exit, 0);
-    assert_eq!(report["counts"].as_object().unwrap().len(), 1);
-    assert_eq!(report["counts"]["snapshot-truncated"], 1);
-    assert!(
-        report["findings"][0]["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("4 stats")
+    assert_eq!(
+        report.counts,
+        [("snapshot-truncated".to_string(), 1)].into()
+    );
+    assert_eq!(
+        report.findings[0].message,
+        "4 stats and 0 leases before the last 65536 are never read"
     );
 }
 
@@ -476,16 +531,20 @@ fn a_held_lock_is_a_live_master() {
     );
     let pid = std::process::id() as i64;
     let (exit, report) = verify_json(&["--ttl", LONG_TTL], &[dir.path().to_path_buf()]);
-    assert_eq!(exit, 3);
-    assert_eq!(report["verdict"], "busy");
-    assert_eq!(report["exit_code"], 3);
+    assert_eq!((exit, report.verdict), (3, Verdict::Busy));
+    assert_eq!(report.targets[0].master_pids, [pid]);
     assert_eq!(
-        report["targets"][0]["master_pids"],
-        serde_json::json!([pid])
+        report.targets[0].master_lock,
+        Some(dir.path().join(".master-queue.lock").display().to_string())
     );
-    assert_eq!(report["counts"].as_object().unwrap().len(), 1);
-    assert_eq!(report["findings"][0]["code"], "live-master");
-    assert_eq!(report["findings"][0]["severity"], "warning");
+    assert_eq!(report.counts, [("live-master".to_string(), 1)].into());
+    assert_eq!(
+        (
+            report.findings[0].code.as_str(),
+            report.findings[0].severity
+        ),
+        ("live-master", Severity::Warning)
+    );
     // Busy wins over no-go and over a path that could not be checked.
     let (exit, report) = verify_json(
         &["--strict", "--ttl", LONG_TTL],
@@ -495,10 +554,10 @@ fn a_held_lock_is_a_live_master() {
             PathBuf::from("/nonexistent"),
         ],
     );
-    assert_eq!((exit, &report["verdict"]), (3, &Value::from("busy")));
+    assert_eq!((exit, report.verdict), (3, Verdict::Busy));
     // The writing commands refuse a running master's directory: no next.
-    assert_eq!(report["counts"]["torn-tail"], 1);
-    assert_eq!(report["next"], serde_json::json!([]));
+    assert_eq!(report.count("torn-tail"), 1);
+    assert_eq!(report.next, Vec::<String>::new());
     // A journal inside the directory is as busy as the directory.
     let (exit, _) = verify_json(
         &["--ttl", LONG_TTL],
@@ -512,22 +571,18 @@ fn a_held_lock_is_a_live_master() {
         .code(3)
         .stdout("")
         .stderr("");
-    let out = lj()
-        .args(["verify", "--now", NOW, "--ttl", LONG_TTL, "--color=never"])
+    let shown = dir.path().display();
+    lj().args(["verify", "--now", NOW, "--ttl", LONG_TTL, "--color=never"])
         .args(["--ignore", "seed-missing"])
         .arg(dir.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let shown = dir.path().display();
-    assert_eq!(
-        text,
-        format!(
+        .assert()
+        .code(3)
+        .stderr("")
+        .stdout(format!(
             "{shown}\n  warning live-master  ×1\n      .master-queue.lock is held by pid {pid}: a master is running\n\
              checked L1 L2 L4 L5 L6; L3 and L7 cannot be checked from files\n\
              verdict: busy, a master is running (pid {pid} holds {shown}/.master-queue.lock); do not resume another, and change nothing until it stops (0 errors, 1 warning, 0 info)\n"
-        )
-    );
+        ));
 }
 
 #[test]
@@ -547,46 +602,51 @@ fn invalid_utf8_inside_a_string_changes_the_value() {
     // The lease was lost when the byte was written; resuming cannot make
     // that worse.
     assert_eq!(exit, 0);
-    let utf8 = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "invalid-utf8")
-        .unwrap();
-    assert_eq!(utf8["severity"], "warning");
-    assert!(
-        utf8["message"]
-            .as_str()
-            .unwrap()
-            .contains("inside a string")
+    let utf8: Vec<(Severity, &str)> = report
+        .findings_of("invalid-utf8")
+        .map(|f| (f.severity, f.message.as_str()))
+        .collect();
+    assert_eq!(
+        utf8,
+        [(
+            Severity::Warning,
+            "1 invalid UTF-8 byte inside a string: deleting them changes the value"
+        )]
     );
-    assert_eq!(report["counts"]["payload-id-mismatch"], 1);
+    assert_eq!(
+        report.counts,
+        [
+            ("invalid-utf8".to_string(), 1),
+            ("payload-id-mismatch".to_string(), 1)
+        ]
+        .into()
+    );
 }
 
 #[test]
 fn upstream_written_samples_verify_clean() {
     let (exit, report) = verify_json(&[], &[fixture("samples")]);
-    assert_eq!(exit, 0);
-    assert_eq!(report["verdict"], "go");
-    assert_eq!(report["next"], serde_json::json!([]));
+    assert_eq!((exit, report.verdict), (0, Verdict::Go));
+    assert_eq!(report.next, Vec::<String>::new());
     // Their real findings: every active lease expires on resume (TTL 0),
     // and the snapshot's state lease is from the previous epoch.
-    let counts = report["counts"].as_object().unwrap();
-    assert_eq!(counts.len(), 2, "{counts:?}");
-    assert_eq!(counts["expired-lease"], 3);
-    assert_eq!(counts["snapshot-inherited-lease"], 1);
     assert_eq!(
-        report["checked"],
-        serde_json::json!(["L1", "L2", "L4", "L5", "L6"])
+        report.counts,
+        [
+            ("expired-lease".to_string(), 3),
+            ("snapshot-inherited-lease".to_string(), 1)
+        ]
+        .into()
     );
-    assert_eq!(report["not_checkable"], serde_json::json!(["L3", "L7"]));
-    assert_eq!(report["schema_version"], 2);
+    assert_eq!(report.checked, ["L1", "L2", "L4", "L5", "L6"]);
+    assert_eq!(report.not_checkable, ["L3", "L7"]);
+    assert_eq!(report.schema_version, 2);
     let (_, legacy) = verify_json(&[], &[fixture("samples/legacy_demo.input.jsonl")]);
-    assert_eq!(legacy["counts"]["legacy-clock-lease"], 1);
+    assert_eq!(legacy.count("legacy-clock-lease"), 1);
     // After upstream's compaction and recovery nothing legacy is left.
     let (exit, migrated) = verify_json(&[], &[fixture("samples/legacy_demo.jsonl")]);
     assert_eq!(exit, 0);
-    assert_eq!(migrated["counts"], serde_json::json!({}));
+    assert_eq!(migrated.counts, Default::default());
 }
 
 /// On every fidelity case, running the commands verify names keeps every
@@ -601,22 +661,12 @@ fn following_next_on_every_fidelity_case_loses_no_lease() {
         let expected: Value =
             serde_json::from_slice(&fs::read(case.join("expected.json")).unwrap()).unwrap();
         let (_, report) = verify_json(&[], std::slice::from_ref(&path));
-        for command in report["next"].as_array().unwrap() {
-            run_remedy(command.as_str().unwrap());
+        for command in &report.next {
+            run_remedy(command);
         }
-        let after = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
-        let active: Vec<&str> = after["active"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a["id"].as_str().unwrap())
-            .collect();
-        let completed: Vec<&str> = after["completed"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c.as_str().unwrap())
-            .collect();
+        let after = inspect(&path);
+        let active = after.active_ids();
+        let completed: Vec<&str> = after.completed.iter().map(String::as_str).collect();
         for id in expected["replay"]["leases"].as_object().unwrap().keys() {
             assert!(
                 active.contains(&id.as_str()) || completed.contains(&id.as_str()),
@@ -625,16 +675,12 @@ fn following_next_on_every_fidelity_case_loses_no_lease() {
             );
         }
         let (exit, again) = verify_json(&[], std::slice::from_ref(&path));
-        let fixable: Vec<&Value> = again["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| !f["fix"].is_null())
-            .collect();
+        let fixable: Vec<&schema::Finding> =
+            again.findings.iter().filter(|f| f.fix.is_some()).collect();
         assert!(fixable.is_empty(), "{}: {fixable:?}", case.display());
-        assert_eq!(again["next"], serde_json::json!([]), "{}", case.display());
+        assert_eq!(again.next, Vec::<String>::new(), "{}", case.display());
         assert!(
-            exit == 0 || again["verdict"] == "no-go",
+            exit == 0 || again.verdict == Verdict::NoGo,
             "{}",
             case.display()
         );
@@ -666,35 +712,27 @@ fn findings_agree_with_replay_on_every_fidelity_case() {
     ];
     for dir in cases(&['j', 'w']) {
         let path = dir.join("journal.jsonl");
-        let inspect = json_ok(lj().args(["inspect", "--format=json"]).arg(&path));
+        let inspect = inspect(&path);
         let (_, report) = verify_json(&[], std::slice::from_ref(&path));
-        let ignored = inspect["ignored"].as_object().unwrap();
-        let counts = report["counts"].as_object().unwrap();
-        let zero_tail = inspect["tail"]["zero_bytes"].as_u64().unwrap() > 0
-            && inspect["tail"]["bytes"] == inspect["tail"]["zero_bytes"];
+        let ignored = &inspect.ignored;
+        let zero_tail =
+            inspect.tail.zero_bytes > 0 && inspect.tail.bytes == inspect.tail.zero_bytes;
         for (_, code) in map {
             let want: u64 = map
                 .iter()
                 .filter(|(_, c)| *c == code)
-                .map(|(reason, _)| ignored.get(*reason).and_then(Value::as_u64).unwrap_or(0))
+                .map(|(reason, _)| ignored.get(*reason).copied().unwrap_or(0))
                 .sum();
             let want = if code == "torn-tail" && zero_tail {
                 want - 1
             } else {
                 want
             };
-            let got = counts.get(code).and_then(Value::as_u64).unwrap_or(0);
-            assert_eq!(got, want, "{}: {code}", dir.display());
+            assert_eq!(report.count(code), want, "{}: {code}", dir.display());
         }
-        let active = inspect["active_count"].as_u64().unwrap();
-        let legacy = counts
-            .get("legacy-clock-lease")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        let unix = ["future-lease", "expired-lease"]
-            .iter()
-            .map(|c| counts.get(*c).and_then(Value::as_u64).unwrap_or(0))
-            .sum::<u64>();
+        let active = inspect.active_count;
+        let legacy = report.count("legacy-clock-lease");
+        let unix = report.count("future-lease") + report.count("expired-lease");
         assert_eq!(
             legacy + unix,
             active,
@@ -708,30 +746,30 @@ fn findings_agree_with_replay_on_every_fidelity_case() {
 fn options_ignore_max_examples_and_quiet() {
     let path = fixture("fidelity/j000/journal.jsonl");
     let (_, all) = verify_json(&[], std::slice::from_ref(&path));
-    assert_eq!(all["counts"]["non-canonical-encoding"], 7);
+    assert_eq!(all.count("non-canonical-encoding"), 7);
+    assert_eq!(all.findings_of("non-canonical-encoding").count(), 7);
     let (_, ignored) = verify_json(
         &["--ignore", "non-canonical-encoding"],
         std::slice::from_ref(&path),
     );
-    assert!(ignored["counts"].get("non-canonical-encoding").is_none());
+    assert_eq!(ignored.count("non-canonical-encoding"), 0);
     assert_eq!(
-        ignored["settings"]["ignored_codes"][0],
-        "non-canonical-encoding"
+        ignored.settings.ignored_codes,
+        ["non-canonical-encoding", "seed-missing"]
     );
     let out = lj()
         .args(["verify", "--format=json", "--max-examples=2", "--now", NOW])
         .arg(&path)
         .output()
         .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let shown = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"] == "non-canonical-encoding")
-        .count();
-    assert_eq!(shown, 2);
-    assert_eq!(v["counts"]["non-canonical-encoding"], 7);
+    // Its seeds are not on this host: seed-missing, a no-go.
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let two: Verify = schema::parse(&out.stdout);
+    assert_eq!(two.findings_of("non-canonical-encoding").count(), 2);
+    assert_eq!(two.count("non-canonical-encoding"), 7);
+    assert_eq!(two.settings.max_examples, 2);
+    golden::assert_case("fidelity-j000.verify-max-examples");
     let torn = fixture("verify/torn-tail/journal.jsonl");
     lj().args(["verify", "--quiet"])
         .arg(&torn)
@@ -756,37 +794,46 @@ fn options_ignore_max_examples_and_quiet() {
         .arg(&path)
         .assert()
         .code(2)
-        .stderr(contains(
-            "not a finding code (leasejournal explain lists them all)",
-        ));
+        .stdout("")
+        .stderr(
+            "error: invalid value 'no-such-code' for '--ignore <CODE>': not a finding code (leasejournal explain lists them all)\n\n\
+             Usage: leasejournal verify [OPTIONS] <PATH>...\n\n\
+             For more information, try '--help'.\n",
+        );
 }
 
 #[test]
 fn several_paths_worst_exit_and_unreadable_ones() {
     let clean = fixture("samples");
     let bad = fixture("verify/glued-record/journal.jsonl");
-    let (exit, report) = verify_json(&[], &[clean.clone(), bad]);
-    assert_eq!(exit, 1);
-    assert_eq!(report["targets"].as_array().unwrap().len(), 2);
-    assert_eq!(report["verdict"], "no-go");
-    assert_eq!(report["targets"][0]["verdict"], "go");
-    assert_eq!(report["targets"][1]["verdict"], "no-go");
+    let (exit, report) = verify_json(&[], &[clean.clone(), bad.clone()]);
+    assert_eq!((exit, report.verdict), (1, Verdict::NoGo));
+    let targets: Vec<(String, Verdict)> = report
+        .targets
+        .iter()
+        .map(|t| (t.path.clone(), t.verdict))
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            (clean.display().to_string(), Verdict::Go),
+            (bad.display().to_string(), Verdict::NoGo)
+        ]
+    );
+    // One that cannot be checked makes the whole incomplete; verify_json
+    // checks that stderr names it in one line.
     let missing = PathBuf::from("/nonexistent/state");
-    let out = lj()
-        .args(["verify", "--format=json", "--now", NOW])
-        .arg(&clean)
-        .arg(&missing)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1);
-    assert!(stderr.contains("/nonexistent/state: no such file or directory"));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["errors"][0]["path"], "/nonexistent/state");
-    assert_eq!(v["targets"].as_array().unwrap().len(), 1);
-    assert_eq!(v["verdict"], "incomplete");
-    assert_eq!(v["exit_code"], 2);
+    let (exit, v) = verify_json(&[], &[clean.clone(), missing]);
+    assert_eq!((exit, v.verdict), (2, Verdict::Incomplete));
+    assert_eq!(
+        v.errors,
+        [schema::CheckError {
+            path: "/nonexistent/state".into(),
+            message: "no such file or directory".into()
+        }]
+    );
+    assert_eq!(v.targets.len(), 1);
+    golden::assert_case("verify.several-paths");
 }
 
 #[test]
@@ -806,19 +853,10 @@ fn human_report_groups_counts_and_ends_with_the_next_steps() {
              next:\n  leasejournal repair --apply {shown}\nthen run verify again\n"
         ));
     // Their seeds (/afl/queue/…) are not on this host: resume would drop
-    // the work.
-    lj().args(["verify", "--now", NOW])
-        .arg(fixture("samples"))
-        .assert()
-        .code(1)
-        .stdout(contains("error   seed-missing  ×3"));
-    lj().args(["verify", "--now", NOW, "--ignore", "seed-missing"])
-        .arg(fixture("samples"))
-        .assert()
-        .success()
-        .stdout(contains(
-            "verdict: go, safe to resume (0 errors, 0 warnings, 4 info)\n",
-        ));
+    // the work ("error   seed-missing  ×3").
+    golden::assert_case("samples.verify");
+    // "verdict: go, safe to resume (0 errors, 0 warnings, 4 info)".
+    golden::assert_case("samples.verify-ignore");
 }
 
 #[test]
@@ -826,37 +864,31 @@ fn a_million_bad_lines_give_a_readable_report() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("j.jsonl");
     fs::write(&path, "x\n".repeat(1_000_000)).unwrap();
-    let out = lj()
-        .args(["verify", "--now", NOW])
-        .arg(&path)
-        .output()
-        .unwrap();
-    // Corrupt lines lost what they held when they were written: a warning.
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("corrupt-line  ×1,000,000"));
-    assert!(text.contains("… and 999,990 more"));
-    assert!(text.lines().count() < 20, "{text}");
+    // Corrupt lines lost what they held when they were written: a
+    // warning. Ten examples, then "… and 999,990 more".
+    golden::assert_run(
+        "test.verify.a-million-bad-lines",
+        "verify --now 1754550100 $DIR/j.jsonl",
+        lj().args(["verify", "--now", NOW]).arg(&path),
+        Some(dir.path()),
+    );
 }
 
 #[test]
 fn explain_prints_the_catalog_entry() {
-    lj().args(["explain", "torn-tail"])
-        .assert()
-        .success()
-        .stdout(contains("torn-tail (error, journal)"))
-        .stdout(contains("fix       leasejournal repair --apply"));
-    let v = json_ok(lj().args(["explain", "double-lease", "--format=json"]));
-    assert_eq!(v["schema_version"], 1);
-    assert_eq!(v["severity"], "warning");
-    assert_eq!(v["remedy"], Value::Null);
-    assert!(v["meaning"].as_str().unwrap().starts_with("L1"));
-    let v = json_ok(lj().args(["explain", "glued-record", "--format=json"]));
-    assert_eq!(v["remedy"], "repair");
-    lj().args(["explain", "--list"])
-        .assert()
-        .success()
-        .stdout(contains("snapshot-inherited-lease"));
+    golden::assert_case("explain.torn-tail");
+    let explain =
+        |code: &str| -> schema::Explain { json_ok(lj().args(["explain", code, "--format=json"])) };
+    let v = explain("double-lease");
+    assert_eq!(v.schema_version, 1);
+    assert_eq!((v.severity, v.remedy), (Severity::Warning, None));
+    assert!(v.meaning.starts_with("L1: "), "{}", v.meaning);
+    assert_eq!(explain("glued-record").remedy, Some(schema::Remedy::Repair));
+    assert_eq!(
+        explain("snapshot-legacy-clock").remedy,
+        Some(schema::Remedy::MigrateSnapshot)
+    );
+    golden::assert_case("explain.list");
     lj().args(["explain", "nope"]).assert().code(2).stderr(
         "error: invalid value 'nope' for '[CODE]': not a finding code (leasejournal explain lists them all)\n\nUsage: leasejournal explain [OPTIONS] [CODE]\n\nFor more information, try '--help'.\n",
     );
@@ -869,14 +901,19 @@ fn explain_prints_the_catalog_entry() {
     lj().arg("explain")
         .assert()
         .success()
+        .stderr("")
         .stdout(String::from_utf8(list.stdout).unwrap());
-    let v = json_ok(lj().args(["explain", "torn-tail", "--format=json"]));
-    assert_eq!(v["schema_version"], 1);
-    assert_eq!(v["code"], "torn-tail");
+    let v = explain("torn-tail");
+    assert_eq!((v.schema_version, v.code.as_str()), (1, "torn-tail"));
     lj().args(["verify", "--ignore", "seed-misisng", "x"])
         .assert()
         .code(2)
-        .stderr(contains("did you mean seed-missing?"));
+        .stdout("")
+        .stderr(
+            "error: invalid value 'seed-misisng' for '--ignore <CODE>': not a finding code; did you mean seed-missing? (leasejournal explain lists them all)\n\n\
+             Usage: leasejournal verify [OPTIONS] <PATH>...\n\n\
+             For more information, try '--help'.\n",
+        );
 }
 
 /// The lease lines of fixtures/verify/double-lease and lease-after-done,
@@ -891,16 +928,8 @@ fn fixture_lines(rel: &str) -> Vec<String> {
 
 /// Active and completed ids of a journal, as `inspect` lists them.
 fn ids(path: &std::path::Path) -> (Vec<String>, Vec<String>) {
-    let v = json_ok(lj().args(["inspect", "--format=json"]).arg(path));
-    let list = |key: &str, field: Option<&str>| -> Vec<String> {
-        v[key]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| field.map_or(x, |f| &x[f]).as_str().unwrap().to_string())
-            .collect()
-    };
-    (list("active", Some("id")), list("completed", None))
+    let v = inspect(path);
+    (v.active.into_iter().map(|a| a.id).collect(), v.completed)
 }
 
 #[test]
@@ -960,13 +989,13 @@ fn records_hidden_anywhere_in_a_line_are_found_and_repaired() {
         let path = dir.path().join("journal.jsonl");
         fs::write(&path, &text).unwrap();
         let (exit, report) = verify_json(&["--ttl", LONG_TTL], std::slice::from_ref(&path));
-        assert_eq!(exit, 1, "{text:?}: {report}");
-        assert!(report["counts"].get(code).is_some(), "{text:?}: {report}");
+        assert_eq!(exit, 1, "{text:?}: {report:?}");
+        assert_eq!(report.count(code), 1, "{text:?}: {report:?}");
         let fix = format!("leasejournal repair --apply {}", path.display());
-        assert_eq!(report["next"], serde_json::json!([fix]), "{text:?}");
+        assert_eq!(report.next, std::slice::from_ref(&fix), "{text:?}");
         run_remedy(&fix);
         let (exit, again) = verify_json(&["--ttl", LONG_TTL], std::slice::from_ref(&path));
-        assert_eq!(exit, 0, "{text:?}: {again}");
+        assert_eq!(exit, 0, "{text:?}: {again:?}");
         let (mut got_active, got_completed) = ids(&path);
         got_active.sort();
         let mut want: Vec<String> = active.into_iter().cloned().collect();
@@ -981,11 +1010,17 @@ fn records_hidden_anywhere_in_a_line_are_found_and_repaired() {
     let path = dir.path().join("journal.jsonl");
     fs::write(&path, format!("\u{feff}\n{lease_a}\n")).unwrap();
     let (exit, report) = verify_json(&["--ttl", LONG_TTL], std::slice::from_ref(&path));
-    assert_eq!(exit, 0, "{report}");
-    assert_eq!(report["findings"][0]["code"], "bom");
-    assert_eq!(report["findings"][0]["severity"], "warning");
-    assert_eq!(report["findings"][0]["fix"], Value::Null);
-    assert_eq!(report["next"], serde_json::json!([]));
+    assert_eq!(exit, 0, "{report:?}");
+    let finding = &report.findings[0];
+    assert_eq!(
+        (
+            finding.code.as_str(),
+            finding.severity,
+            finding.fix.as_deref()
+        ),
+        ("bom", Severity::Warning, None)
+    );
+    assert_eq!(report.next, Vec::<String>::new());
 }
 
 #[test]
@@ -1001,8 +1036,12 @@ fn text_counts_are_per_file_and_remedies_quote_paths() {
         format!("{lease}\n{{\"torn"),
     )
     .unwrap();
-    let out = lj()
-        .args([
+    // "info    expired-lease  ×1" under each file, and the remedy
+    // `leasejournal repair --apply './-run 1'`.
+    golden::assert_run(
+        "test.verify.per-file-counts-and-quoted-paths",
+        "verify --now 1754550100 --color=never --ignore=seed-missing -- '-run 1'",
+        lj().args([
             "verify",
             "--now",
             NOW,
@@ -1011,19 +1050,7 @@ fn text_counts_are_per_file_and_remedies_quote_paths() {
             "--",
         ])
         .arg("-run 1")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(
-        text.matches("info    expired-lease  ×1").count(),
-        2,
-        "{text}"
-    );
-    assert!(!text.contains("more"), "{text}");
-    assert!(
-        text.contains("\n  leasejournal repair --apply './-run 1'\n"),
-        "{text}"
+        .current_dir(dir.path()),
+        None,
     );
 }

@@ -1,0 +1,1053 @@
+//! The JSON reports as typed structs: one per document `--format json`
+//! prints, each member spelt out and every struct `deny_unknown_fields`, so
+//! a member added, removed or renamed fails the tests that read it. They
+//! mirror the `Serialize` types of src/ member for member, written out flat
+//! where src/ uses `#[serde(flatten)]` (which `deny_unknown_fields` does not
+//! support).
+//!
+//! Members that may be `null` are `Option`s read with [`present`], so that
+//! a missing member is an error rather than `None`. `serde_json::Value` is
+//! used only where the value's type varies by design: the restored snapshot
+//! as upstream's `to_mapping()` yields it, and diff's before/after/delta.
+//! Python integers (worker, attempts, counters of a snapshot) are
+//! [`PyInt`]: any JSON number, since upstream's integers have no bound.
+
+#![allow(
+    dead_code,
+    reason = "every member is spelt out so that parsing checks it; each test reads the few it is about"
+)]
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer};
+
+/// A Python integer as a report writes it: a JSON number of any size.
+pub type PyInt = serde_json::Number;
+
+/// A work or task id: 64 lowercase hex digits.
+pub type Id = String;
+
+/// Reads an `Option` member that must be present (possibly `null`).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    Option::<T>::deserialize(d)
+}
+
+/// Parses a report, naming the type and the document when it does not fit.
+pub fn parse<T: serde::de::DeserializeOwned>(json: &[u8]) -> T {
+    serde_json::from_slice(json).unwrap_or_else(|e| {
+        panic!(
+            "not a {}: {e}\n{}",
+            std::any::type_name::<T>(),
+            String::from_utf8_lossy(json)
+        )
+    })
+}
+
+// ---- shared -------------------------------------------------------------
+
+/// A lease's clock domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Clock {
+    Unix,
+    Legacy,
+}
+
+/// The `clock` member of a record as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClockMarker {
+    Absent,
+    Unix,
+    Legacy,
+    Other,
+}
+
+/// `journal` or `snapshot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Journal,
+    Snapshot,
+}
+
+/// How a journal ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TailState {
+    Empty,
+    Clean,
+    Torn,
+    Unterminated,
+}
+
+/// The end of a journal.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tail {
+    pub state: TailState,
+    pub bytes: u64,
+    pub offset: u64,
+    pub zero_bytes: u64,
+}
+
+/// A replay state as counts and a digest.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateView {
+    pub active: u64,
+    pub completed: u64,
+    pub digest: String,
+}
+
+/// A lease to reclaim, as the writing commands' plans list it.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reclaim {
+    pub id: Id,
+    pub worker: PyInt,
+    pub clock: Clock,
+    pub time: f64,
+    #[serde(deserialize_with = "present")]
+    pub age_seconds: Option<f64>,
+    pub attempts: PyInt,
+    pub line: u64,
+    #[serde(deserialize_with = "present")]
+    pub path: Option<String>,
+    pub continuation: bool,
+}
+
+// ---- inspect --------------------------------------------------------------
+
+/// `inspect --format json` of one path: its `kind` says which.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Inspect {
+    Journal(Box<InspectJournal>),
+    Snapshot(Box<InspectSnapshot>),
+    Directory(Box<InspectDirectory>),
+}
+
+impl Inspect {
+    /// The journal report; panics on another kind.
+    pub fn journal(self) -> InspectJournal {
+        match self {
+            Inspect::Journal(j) => *j,
+            other => panic!("not a journal report: {other:?}"),
+        }
+    }
+
+    /// The snapshot report; panics on another kind.
+    pub fn snapshot(self) -> InspectSnapshot {
+        match self {
+            Inspect::Snapshot(s) => *s,
+            other => panic!("not a snapshot report: {other:?}"),
+        }
+    }
+
+    /// The directory report; panics on another kind.
+    pub fn directory(self) -> InspectDirectory {
+        match self {
+            Inspect::Directory(d) => *d,
+            other => panic!("not a directory report: {other:?}"),
+        }
+    }
+}
+
+/// One file of a directory report.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum InspectFile {
+    Journal(Box<InspectJournal>),
+    Snapshot(Box<InspectSnapshot>),
+}
+
+/// Counted records by op.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpCounts {
+    pub lease: u64,
+    pub done: u64,
+    pub reclaim: u64,
+    pub other: u64,
+}
+
+/// Clock markers on counted records.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockCounts {
+    pub unix: u64,
+    pub legacy: u64,
+    pub unmarked: u64,
+    pub other: u64,
+}
+
+/// First and last unix-clock record times.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeRange {
+    pub first: f64,
+    pub last: f64,
+}
+
+/// `--worker` and `--id` as applied.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Filter {
+    #[serde(deserialize_with = "present")]
+    pub worker: Option<u64>,
+    #[serde(deserialize_with = "present")]
+    pub id: Option<String>,
+}
+
+/// One active lease.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActiveLease {
+    pub id: Id,
+    pub worker: PyInt,
+    pub time: f64,
+    pub attempts: PyInt,
+    pub clock: Clock,
+    pub line: u64,
+    pub offset: u64,
+    #[serde(deserialize_with = "present")]
+    pub age_seconds: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub path: Option<String>,
+}
+
+/// One record of `--history`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryEntry {
+    pub id: Id,
+    pub line: u64,
+    pub offset: u64,
+    pub op: String,
+    #[serde(deserialize_with = "present")]
+    pub time: Option<f64>,
+    pub clock: ClockMarker,
+    #[serde(deserialize_with = "present")]
+    pub worker: Option<PyInt>,
+    pub effect: String,
+}
+
+/// `inspect` of a journal (the `kind` member is the enum's tag).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InspectJournal {
+    pub schema_version: u32,
+    pub path: String,
+    pub bytes: u64,
+    pub lines: u64,
+    pub records: OpCounts,
+    pub clocks: ClockCounts,
+    pub leases_accepted: u64,
+    /// Lines that changed nothing, by reason.
+    pub ignored: BTreeMap<String, u64>,
+    pub invalid_utf8_lines: u64,
+    pub invalid_utf8_bytes: u64,
+    pub lenient_leases: u64,
+    pub records_with_unknown_fields: u64,
+    pub non_canonical_records: u64,
+    pub tail: Tail,
+    pub events: u64,
+    #[serde(deserialize_with = "present")]
+    pub time_range: Option<TimeRange>,
+    pub active_count: u64,
+    pub completed_count: u64,
+    #[serde(deserialize_with = "present")]
+    pub filter: Option<Filter>,
+    pub active: Vec<ActiveLease>,
+    pub completed: Vec<Id>,
+    #[serde(deserialize_with = "present")]
+    pub history: Option<Vec<HistoryEntry>>,
+}
+
+impl InspectJournal {
+    /// The ids of the active leases, in the report's order.
+    pub fn active_ids(&self) -> Vec<&str> {
+        self.active.iter().map(|a| a.id.as_str()).collect()
+    }
+}
+
+/// How a snapshot parsed.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotParse {
+    pub ok: bool,
+    #[serde(deserialize_with = "present")]
+    pub error: Option<String>,
+    pub is_object: bool,
+    pub duplicate_members: u64,
+    pub nonfinite_constants: u64,
+    pub invalid_utf8_bytes: u64,
+}
+
+/// Sums over a snapshot's stats entries.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotTotals {
+    pub completions: PyInt,
+    pub failures: PyInt,
+    pub total_generated: PyInt,
+    pub leases: PyInt,
+    pub elapsed: f64,
+}
+
+/// A restored state lease.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskLease {
+    pub task_id: Id,
+    pub worker: PyInt,
+}
+
+/// `stats` or `leases`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum List {
+    Stats,
+    Leases,
+}
+
+/// An entry restore drops (or that overwrote an earlier one).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dropped {
+    pub list: List,
+    pub index: u64,
+    #[serde(deserialize_with = "present")]
+    pub task_id: Option<Id>,
+    pub reason: String,
+}
+
+/// A time restore sets to 0.0.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Zeroed {
+    pub task_id: Id,
+    pub field: String,
+    /// The value in the file, as written (JSON text).
+    pub before: String,
+}
+
+/// A value restore converts or clamps.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Coerced {
+    pub list: List,
+    pub task_id: Id,
+    pub field: String,
+    pub before: String,
+    pub after: String,
+}
+
+/// Everything restore does besides copying.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreChanges {
+    pub stats_in_file: u64,
+    pub leases_in_file: u64,
+    pub stats_truncated: u64,
+    pub leases_truncated: u64,
+    pub ignored_members: Vec<String>,
+    pub dropped: Vec<Dropped>,
+    pub overwritten: Vec<Dropped>,
+    pub zeroed: Vec<Zeroed>,
+    pub coerced: Vec<Coerced>,
+    pub leases_without_stats: Vec<Id>,
+}
+
+/// `inspect` of a snapshot (the `kind` member is the enum's tag).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InspectSnapshot {
+    pub schema_version: u32,
+    pub path: String,
+    pub bytes: u64,
+    pub parse: SnapshotParse,
+    pub clock: Clock,
+    pub tasks: u64,
+    #[serde(deserialize_with = "present")]
+    pub totals: Option<SnapshotTotals>,
+    pub leases: Vec<TaskLease>,
+    pub changes: RestoreChanges,
+    /// Upstream's `to_mapping()` after restore, as it yields it: its
+    /// shape is upstream's, not this tool's.
+    #[serde(deserialize_with = "present")]
+    pub restored: Option<serde_json::Value>,
+}
+
+/// A leftover temporary file.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TempFile {
+    pub name: String,
+    pub bytes: u64,
+    #[serde(deserialize_with = "present")]
+    pub belongs_to: Option<String>,
+    pub ours: bool,
+}
+
+/// The master lock, from /proc/locks.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MasterLock {
+    pub present: bool,
+    #[serde(deserialize_with = "present")]
+    pub held: Option<bool>,
+    pub holders: Vec<i64>,
+}
+
+/// `inspect` of a state directory (the `kind` member is the enum's tag).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InspectDirectory {
+    pub schema_version: u32,
+    pub path: String,
+    pub files: Vec<InspectFile>,
+    pub missing: Vec<String>,
+    pub stale_temp_files: Vec<TempFile>,
+    pub master_lock: MasterLock,
+}
+
+// ---- verify and explain ---------------------------------------------------
+
+/// A finding's severity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+/// verify's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Go,
+    NoGo,
+    Incomplete,
+    Busy,
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    pub code: String,
+    pub severity: Severity,
+    pub file: String,
+    #[serde(deserialize_with = "present")]
+    pub line: Option<u64>,
+    #[serde(deserialize_with = "present")]
+    pub offset: Option<u64>,
+    #[serde(deserialize_with = "present")]
+    pub id: Option<String>,
+    pub message: String,
+    #[serde(deserialize_with = "present")]
+    pub fix: Option<String>,
+}
+
+/// One file's findings per code.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileCounts {
+    pub file: String,
+    pub counts: BTreeMap<String, u64>,
+}
+
+/// One checked path.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    pub path: String,
+    pub kind: String,
+    pub verdict: Verdict,
+    pub counts: BTreeMap<String, u64>,
+    pub master_pids: Vec<i64>,
+    #[serde(deserialize_with = "present")]
+    pub master_lock: Option<String>,
+}
+
+/// A path that could not be checked.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckError {
+    pub path: String,
+    pub message: String,
+}
+
+/// The settings verify echoes.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    pub now: f64,
+    pub ttl: f64,
+    pub skew: f64,
+    pub strict: bool,
+    pub max_examples: u64,
+    pub ignored_codes: Vec<String>,
+}
+
+/// `verify --format json`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Verify {
+    pub schema_version: u32,
+    pub verdict: Verdict,
+    pub exit_code: i32,
+    pub findings: Vec<Finding>,
+    pub next: Vec<String>,
+    pub counts: BTreeMap<String, u64>,
+    pub severities: BTreeMap<Severity, u64>,
+    pub files: Vec<FileCounts>,
+    pub checked: Vec<String>,
+    pub not_checkable: Vec<String>,
+    pub targets: Vec<Target>,
+    pub errors: Vec<CheckError>,
+    pub settings: Settings,
+}
+
+impl Verify {
+    /// The exact count of a code (0 when it did not fire).
+    pub fn count(&self, code: &str) -> u64 {
+        self.counts.get(code).copied().unwrap_or(0)
+    }
+
+    /// The findings of a code, as listed.
+    pub fn findings_of<'a>(&'a self, code: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {
+        self.findings.iter().filter(move |f| f.code == code)
+    }
+}
+
+/// The command that fixes a code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Remedy {
+    Repair,
+    MigrateSnapshot,
+}
+
+/// One catalog entry.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodeInfo {
+    pub code: String,
+    pub severity: Severity,
+    pub scope: String,
+    pub meaning: String,
+    pub why: String,
+    pub upstream: String,
+    pub fix: String,
+    #[serde(deserialize_with = "present")]
+    pub remedy: Option<Remedy>,
+}
+
+/// `explain CODE --format json`: the entry with its schema_version.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Explain {
+    pub schema_version: u32,
+    pub code: String,
+    pub severity: Severity,
+    pub scope: String,
+    pub meaning: String,
+    pub why: String,
+    pub upstream: String,
+    pub fix: String,
+    #[serde(deserialize_with = "present")]
+    pub remedy: Option<Remedy>,
+}
+
+/// `explain --list --format json`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalog {
+    pub schema_version: u32,
+    pub codes: Vec<CodeInfo>,
+}
+
+// ---- the writing commands -----------------------------------------------
+
+/// How a writing command ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    DryRun,
+    Check,
+    Apply,
+    Output,
+}
+
+/// Bytes another process appended during a change, carried into it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Carried {
+    pub bytes: u64,
+    pub lines: u64,
+}
+
+/// What a writing command did to one file.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outcome<P> {
+    pub path: String,
+    pub kind: Kind,
+    pub plan: P,
+    pub written: bool,
+    #[serde(deserialize_with = "present")]
+    pub backup: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub output: Option<String>,
+    pub removed_temp_files: Vec<String>,
+    #[serde(deserialize_with = "present")]
+    pub note: Option<String>,
+    pub keeps_backup: bool,
+    /// Absent, not null, when nothing was carried.
+    #[serde(default)]
+    pub late_appends_carried: Option<Carried>,
+}
+
+/// The report of `repair`, `compact`, `migrate` or `recover --discard`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report<P> {
+    pub schema_version: u32,
+    pub command: String,
+    pub mode: Mode,
+    pub files: Vec<Outcome<P>>,
+}
+
+impl<P> Report<P> {
+    /// The plan of the only file; panics when there are several.
+    pub fn only(&self) -> &Outcome<P> {
+        assert_eq!(self.files.len(), 1, "one file");
+        &self.files[0]
+    }
+}
+
+/// `repair --format json`.
+pub type Repair = Report<RepairPlan>;
+/// `compact --format json`.
+pub type Compact = Report<Compaction>;
+/// `migrate --format json`.
+pub type Migrate = Report<Migration>;
+/// `recover --discard --format json`.
+pub type Discard = Report<DiscardPlan>;
+
+/// What happens to the end of the file.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(tag = "action", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum TailFix {
+    None,
+    Cut {
+        offset: u64,
+        bytes: u64,
+        zero_bytes: u64,
+    },
+    Terminate {
+        offset: u64,
+    },
+}
+
+/// What hid a salvaged record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hidden {
+    Glued,
+    Bom,
+    ZeroFill,
+    MissingNewline,
+    Appended,
+}
+
+/// What repair does with a salvaged record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SalvageAction {
+    Restored,
+    LeftOut,
+}
+
+/// A record found inside a line upstream ignores.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Salvage {
+    pub line: u64,
+    pub offset: u64,
+    pub hidden: Hidden,
+    pub fragment_bytes: u64,
+    pub trailing_bytes: u64,
+    pub id: Id,
+    pub op: String,
+    pub action: SalvageAction,
+}
+
+/// A repair plan.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepairPlan {
+    pub tail: TailFix,
+    pub salvaged: Vec<Salvage>,
+    pub rewrite: bool,
+    pub brought_back: Vec<Id>,
+    pub completed_by_salvage: Vec<Id>,
+    pub before: StateView,
+    pub after: StateView,
+}
+
+/// A compaction plan with its measured result.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compaction {
+    pub drop_completed: bool,
+    pub lines_before: u64,
+    pub bytes_before: u64,
+    pub records_after: u64,
+    pub active: u64,
+    pub completed_kept: u64,
+    pub completed_dropped: u64,
+    pub before: StateView,
+    pub after: StateView,
+    pub bytes_after: u64,
+    pub unchanged: bool,
+    pub hidden_dropped: u64,
+}
+
+/// A snapshot migration.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotPlan {
+    pub needed: bool,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    pub zeroed: Vec<Zeroed>,
+    pub dropped: Vec<Dropped>,
+}
+
+/// What migrate does to one file.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(tag = "change", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Migration {
+    Journal {
+        legacy_leases: Vec<Reclaim>,
+    },
+    Rewrite {
+        legacy_leases: Vec<Reclaim>,
+        clockless_records: u64,
+        compaction: Compaction,
+    },
+    Snapshot(SnapshotPlan),
+}
+
+/// A discard plan.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiscardPlan {
+    pub tail: TailFix,
+    pub reclaims: Vec<Reclaim>,
+    pub append_bytes: u64,
+    pub before: StateView,
+    pub after: StateView,
+    #[serde(deserialize_with = "present")]
+    pub export: Option<String>,
+}
+
+// ---- recover (the forecast) -------------------------------------------------
+
+/// What resume does with a reclaimed lease's work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResumeOutcome {
+    Requeued,
+    RequeuedIfContinuationValid,
+    Dropped,
+}
+
+/// A work item as resume rebuilds it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkItem {
+    pub path: String,
+    #[serde(deserialize_with = "present")]
+    pub focus: Option<String>,
+    pub target_branch: u64,
+    pub s2f_actions: Vec<(u64, String)>,
+    pub schedule_prefix: Vec<u64>,
+    #[serde(deserialize_with = "present")]
+    pub continuation: Option<String>,
+    pub fields: u8,
+}
+
+/// One lease resume reclaims, and what becomes of its work: the
+/// [`Reclaim`] members, the outcome and the rebuilt item.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requeue {
+    pub id: Id,
+    pub worker: PyInt,
+    pub clock: Clock,
+    pub time: f64,
+    #[serde(deserialize_with = "present")]
+    pub age_seconds: Option<f64>,
+    pub attempts: PyInt,
+    pub line: u64,
+    #[serde(deserialize_with = "present")]
+    pub path: Option<String>,
+    pub continuation: bool,
+    pub outcome: ResumeOutcome,
+    /// Present exactly when the outcome is `dropped` (see
+    /// [`Forecast::check`]).
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub item: Option<WorkItem>,
+    pub not_restored: Vec<String>,
+    /// The file and id of an earlier lease that rebuilds to the same item.
+    #[serde(deserialize_with = "present")]
+    pub duplicate_of: Option<(String, Id)>,
+}
+
+/// The first record resume appends to a journal.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FirstAppend {
+    pub record: String,
+    #[serde(deserialize_with = "present")]
+    pub id: Option<Id>,
+    pub glues: bool,
+}
+
+/// The forecast of resume for one journal.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForecastFile {
+    pub path: String,
+    pub tail: Tail,
+    pub reclaims: Vec<Requeue>,
+    pub requeued: u64,
+    pub requeued_if_continuation_valid: u64,
+    pub dropped: u64,
+    pub duplicates: u64,
+    pub first_append: FirstAppend,
+    pub hidden_records: u64,
+    pub before: StateView,
+}
+
+/// `recover --format json` without `--discard`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Forecast {
+    pub schema_version: u32,
+    pub command: String,
+    pub mode: String,
+    pub now: f64,
+    pub files: Vec<ForecastFile>,
+}
+
+impl Forecast {
+    /// What the types cannot say: `reason` goes with `dropped` alone, and
+    /// the counts add up to the reclaims.
+    pub fn check(&self) {
+        assert_eq!(
+            (self.command.as_str(), self.mode.as_str()),
+            ("recover", "forecast")
+        );
+        for file in &self.files {
+            for r in &file.reclaims {
+                assert_eq!(
+                    r.reason.is_some(),
+                    r.outcome == ResumeOutcome::Dropped,
+                    "{}: {r:?}",
+                    file.path
+                );
+            }
+            let count = |o| file.reclaims.iter().filter(|r| r.outcome == o).count() as u64;
+            assert_eq!(
+                (
+                    file.requeued,
+                    file.requeued_if_continuation_valid,
+                    file.dropped
+                ),
+                (
+                    count(ResumeOutcome::Requeued),
+                    count(ResumeOutcome::RequeuedIfContinuationValid),
+                    count(ResumeOutcome::Dropped)
+                ),
+                "{}",
+                file.path
+            );
+        }
+    }
+}
+
+// ---- diff -----------------------------------------------------------------
+
+/// Added, removed or changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    Added,
+    Removed,
+    Changed,
+}
+
+/// One difference. Its values are the compared entity's, of any type.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Change {
+    pub entity: String,
+    pub change: ChangeKind,
+    #[serde(deserialize_with = "present")]
+    pub id: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub field: Option<String>,
+    pub before: serde_json::Value,
+    pub after: serde_json::Value,
+    #[serde(deserialize_with = "present")]
+    pub delta: Option<serde_json::Value>,
+}
+
+/// Totals of one snapshot side.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffTotals {
+    pub tasks: u64,
+    pub state_leases: u64,
+    pub completions: PyInt,
+    pub failures: PyInt,
+    pub total_generated: PyInt,
+    pub leases: PyInt,
+    pub elapsed: f64,
+}
+
+/// Snapshot totals of each side.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotSummary {
+    pub a: DiffTotals,
+    pub b: DiffTotals,
+    pub clock_a: Clock,
+    pub clock_b: Clock,
+}
+
+/// Journal states of each side.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalSummary {
+    pub a: StateView,
+    pub b: StateView,
+}
+
+/// Totals of each side, by kind.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum DiffSummary {
+    Snapshot(SnapshotSummary),
+    Journal(JournalSummary),
+}
+
+/// A record in B, with what replay did with it.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordAt {
+    pub line: u64,
+    pub offset: u64,
+    pub op: String,
+    #[serde(deserialize_with = "present")]
+    pub id: Option<String>,
+    pub effect: String,
+}
+
+/// The state of a file's divergent part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TailKind {
+    Clean,
+    Torn,
+    Corrupt,
+}
+
+/// How two journals' bytes relate.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(tag = "relation", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Bytes {
+    Identical,
+    Appended {
+        at_offset: u64,
+        appended: Vec<RecordAt>,
+        glued_onto_a_torn_tail: bool,
+    },
+    Truncated {
+        at_offset: u64,
+    },
+    Diverged {
+        offset: u64,
+        line_a: u64,
+        line_b: u64,
+        tail_a: TailKind,
+        tail_b: TailKind,
+    },
+}
+
+/// `diff --format json`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Diff {
+    pub schema_version: u32,
+    pub kind: Kind,
+    pub a: String,
+    pub b: String,
+    pub identical: bool,
+    pub changes: Vec<Change>,
+    pub counts: BTreeMap<String, u64>,
+    pub summary: DiffSummary,
+    #[serde(deserialize_with = "present")]
+    pub bytes: Option<Bytes>,
+    #[serde(deserialize_with = "present")]
+    pub history: Option<BTreeMap<String, Vec<RecordAt>>>,
+    pub notes: Vec<String>,
+}
+
+impl Diff {
+    /// The one change of `entity` and `field` whose id starts with
+    /// `id_prefix`; panics when there is none or more than one.
+    pub fn find(&self, entity: &str, field: Option<&str>, id_prefix: &str) -> &Change {
+        let found: Vec<&Change> = self
+            .changes
+            .iter()
+            .filter(|c| {
+                c.entity == entity
+                    && c.field.as_deref() == field
+                    && c.id.as_deref().unwrap_or("").starts_with(id_prefix)
+            })
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "{entity} {field:?} changes for {id_prefix}: {:#?}",
+            self.changes
+        );
+        found[0]
+    }
+
+    /// The journal summary; panics for snapshots.
+    pub fn journal_summary(&self) -> &JournalSummary {
+        match &self.summary {
+            DiffSummary::Journal(s) => s,
+            other => panic!("not a journal summary: {other:?}"),
+        }
+    }
+
+    /// The snapshot summary; panics for journals.
+    pub fn snapshot_summary(&self) -> &SnapshotSummary {
+        match &self.summary {
+            DiffSummary::Snapshot(s) => s,
+            other => panic!("not a snapshot summary: {other:?}"),
+        }
+    }
+}
