@@ -7,21 +7,24 @@
 //! with it, so reports (inspect's history, verify's findings) are built
 //! while streaming instead of from a second read.
 
+mod classify;
 pub mod encode;
-mod fast;
-
-pub use fast::{payload_member, payload_members};
+mod id;
 mod lines;
-mod record;
+mod model;
 mod replay;
 
+pub use classify::{classify, payload_member, payload_members};
+#[cfg(any(test, feature = "test-hooks"))]
+pub use classify::{classify_fast, classify_general};
+pub use id::WorkId;
 use lines::ReadAt;
 pub use lines::{Block, BlockReader, LineReader, RawLine, Span, Terminator};
-pub use record::{
-    Classified, Clock, ClockMarker, CorruptReason, Field, Lease, LeaseRejection, Lenient, LineKind,
-    Op, Payload, Record, WorkId, classify, classify_fast, classify_general,
+pub use model::{
+    Classified, Clock, ClockMarker, CorruptReason, Effect, Field, IgnoreReason, Lease,
+    LeaseRejection, Lenient, LineKind, Op, Payload, Record,
 };
-pub use replay::{Active, Completed, Completion, Effect, IdState, Replay, state_digest};
+pub use replay::{Active, Completed, Completion, IdState, Replay, state_digest};
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -29,90 +32,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
-
-/// Why upstream's loader ignores a line (or why a counted record changed
-/// nothing). Serialised in kebab-case; these names are part of the JSON
-/// contract.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum IgnoreReason {
-    /// Only whitespace.
-    Blank,
-    /// The last line, unterminated and unparseable: a crash mid-append.
-    TornTail,
-    /// A torn fragment with a complete record glued after it.
-    GluedRecord,
-    /// The first line starts with a UTF-8 BOM.
-    Bom,
-    /// A duplicate member at some depth.
-    DuplicateMember,
-    /// `NaN`/`Infinity`/`-Infinity`.
-    NonFiniteNumber,
-    /// Nested beyond Python's recursion limit.
-    TooDeep,
-    /// An integer beyond Python's 4300-digit limit.
-    IntegerTooLong,
-    /// Any other unparseable line.
-    Corrupt,
-    /// JSON but not an object.
-    NotAnObject,
-    /// `id` missing or not 64 lowercase hex.
-    BadId,
-    /// A lease whose payload is missing or not an object.
-    PayloadNotObject,
-    /// A lease whose payload overflows a float to infinity.
-    PayloadNotFinite,
-    /// A lease whose payload hashes to another id.
-    PayloadIdMismatch,
-    /// A lease with a worker/time/attempts/clock upstream refuses.
-    RejectedField,
-    /// A `done` for an id that is not active.
-    OrphanDone,
-    /// A `reclaim` for an id that is not active.
-    OrphanReclaim,
-    /// An op other than lease/done/reclaim.
-    UnknownOp,
-}
-
-impl IgnoreReason {
-    /// The reason a line of this kind is ignored, if it is.
-    pub fn of_line(classified: &Classified, terminator: Terminator) -> Option<IgnoreReason> {
-        Some(match &classified.kind {
-            LineKind::Blank => IgnoreReason::Blank,
-            LineKind::Corrupt { glued: Some(_), .. } => IgnoreReason::GluedRecord,
-            LineKind::Corrupt { .. } if terminator == Terminator::None => IgnoreReason::TornTail,
-            LineKind::Corrupt { reason, .. } => match reason {
-                CorruptReason::Bom => IgnoreReason::Bom,
-                CorruptReason::DuplicateMember(_) => IgnoreReason::DuplicateMember,
-                CorruptReason::NonFinite(_) => IgnoreReason::NonFiniteNumber,
-                CorruptReason::TooDeep => IgnoreReason::TooDeep,
-                CorruptReason::IntegerTooLong => IgnoreReason::IntegerTooLong,
-                CorruptReason::Syntax(_) => IgnoreReason::Corrupt,
-            },
-            LineKind::NotAnObject => IgnoreReason::NotAnObject,
-            LineKind::BadId => IgnoreReason::BadId,
-            LineKind::Record(_) => return None,
-        })
-    }
-
-    /// The reason a counted record had no effect, if it had none.
-    pub fn of_effect(effect: &Effect, record: &Record) -> Option<IgnoreReason> {
-        Some(match effect {
-            Effect::LeaseIgnored { .. } => match &record.op {
-                Op::Lease(Err(LeaseRejection::PayloadNotObject)) => IgnoreReason::PayloadNotObject,
-                Op::Lease(Err(LeaseRejection::PayloadNotFinite)) => IgnoreReason::PayloadNotFinite,
-                Op::Lease(Err(LeaseRejection::PayloadMismatch { .. })) => {
-                    IgnoreReason::PayloadIdMismatch
-                }
-                _ => IgnoreReason::RejectedField,
-            },
-            Effect::DoneIgnored { .. } => IgnoreReason::OrphanDone,
-            Effect::ReclaimIgnored => IgnoreReason::OrphanReclaim,
-            Effect::UnknownOp { .. } => IgnoreReason::UnknownOp,
-            _ => return None,
-        })
-    }
-}
 
 /// One line as the scan saw it.
 #[derive(Debug)]

@@ -7,11 +7,10 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 
 use foldhash::fast::{FoldHasher, RandomState};
-
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::record::{Clock, Lease, Op, Payload, Record, WorkId};
+use super::id::WorkId;
+use super::model::{Clock, Effect, Lease, Op, Payload, Record};
 use crate::engine::json::PyInt;
 
 /// An active lease as the replay holds it.
@@ -35,48 +34,6 @@ pub struct Active {
     pub payload: Box<[u8]>,
     /// Whether the lease line is exactly what compaction would write.
     pub verbatim: bool,
-}
-
-/// What applying one record did to the state.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "effect", rename_all = "kebab-case")]
-pub enum Effect {
-    /// A lease for an id that was neither active nor completed.
-    Activated,
-    /// A lease for a completed id: it is active again (the work runs twice).
-    Reactivated,
-    /// A lease for an already active id: the new one replaces it (L1).
-    TookOver {
-        /// The owner it replaced.
-        previous_worker: PyInt,
-    },
-    /// A `done` for an active id.
-    Completed {
-        /// The owner at completion.
-        worker: PyInt,
-    },
-    /// A `done` for an id that is not active: upstream does nothing.
-    DoneIgnored {
-        /// Whether the id was already completed.
-        already_completed: bool,
-    },
-    /// A `reclaim` for an active id.
-    Reclaimed {
-        /// The owner it dropped.
-        worker: PyInt,
-    },
-    /// A `reclaim` for an id that is not active: upstream does nothing.
-    ReclaimIgnored,
-    /// A lease line upstream refuses.
-    LeaseIgnored {
-        /// Why.
-        reason: String,
-    },
-    /// An op other than lease/done/reclaim.
-    UnknownOp {
-        /// The op.
-        op: String,
-    },
 }
 
 /// Hashes the replay's ids by eight of their bytes, mixed with a random
