@@ -3,6 +3,7 @@
 //! versions (ids are written and read millions of times per scan), each
 //! checked against a scalar reference that other CPUs run.
 
+use std::borrow::Borrow;
 use std::fmt;
 
 use serde::Serialize;
@@ -148,6 +149,49 @@ impl Serialize for WorkId {
         let hex = self.hex_bytes();
         // Hex digits are ASCII.
         s.serialize_str(std::str::from_utf8(&hex).unwrap_or_default())
+    }
+}
+
+/// A work id checked against a payload: the SHA-256 of the payload's
+/// canonical bytes. The replay's id sets insert nothing else, because
+/// their hashers rely on ids being hashes that nobody could choose (see
+/// `replay::IdState`), and the one way to make one, [`VerifiedId::check`],
+/// does the hashing itself. The classifier makes one for every lease it
+/// accepts ([`Lease::id`](super::Lease::id)).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct VerifiedId(WorkId);
+
+impl VerifiedId {
+    /// `id` when it is the SHA-256 of `canonical_payload`; otherwise the
+    /// id the payload does hash to.
+    pub(super) fn check(id: WorkId, canonical_payload: &[u8]) -> Result<VerifiedId, WorkId> {
+        let computed = WorkId::of_canonical(canonical_payload);
+        if computed == id {
+            Ok(VerifiedId(id))
+        } else {
+            Err(computed)
+        }
+    }
+
+    /// The id.
+    #[inline]
+    pub fn id(&self) -> &WorkId {
+        &self.0
+    }
+}
+
+/// A verified id is looked up as the plain id it is (their hashes agree:
+/// both hash the same 32 bytes).
+impl Borrow<WorkId> for VerifiedId {
+    #[inline]
+    fn borrow(&self) -> &WorkId {
+        &self.0
+    }
+}
+
+impl fmt::Debug for VerifiedId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "VerifiedId({})", self.0)
     }
 }
 
@@ -316,6 +360,19 @@ mod tests {
         let mut by_bytes = ids;
         by_bytes.sort_unstable_by_key(|a| a.0);
         assert!(by_words == by_bytes);
+    }
+
+    #[test]
+    fn an_id_is_verified_only_by_its_own_payload() {
+        let payload = br#"{"path":"legacy","target_branch":5}"#;
+        let id = WorkId::of_canonical(payload);
+        assert_eq!(VerifiedId::check(id, payload).map(|v| *v.id()), Ok(id));
+        let other = WorkId([0xAB; 32]);
+        assert_eq!(VerifiedId::check(other, payload), Err(id));
+        // Looked up as the plain id it is.
+        let mut set = std::collections::HashSet::new();
+        set.insert(VerifiedId::check(id, payload).unwrap());
+        assert!(set.contains(&id));
     }
 
     #[test]

@@ -18,13 +18,13 @@ mod scan;
 pub use classify::{classify, payload_member, payload_members};
 #[cfg(any(test, feature = "test-hooks"))]
 pub use classify::{classify_fast, classify_general};
-pub use id::WorkId;
+pub use id::{VerifiedId, WorkId};
 pub use lines::{Block, BlockReader, LineReader, RawLine, Span, Terminator};
 pub use model::{
     Classified, Clock, ClockMarker, CorruptReason, Effect, Field, IgnoreReason, Lease,
     LeaseRejection, Lenient, LineKind, Op, Payload, Record,
 };
-pub use replay::{Active, Completed, Completion, IdState, Replay, state_digest};
+pub use replay::{Active, ActiveLeases, Completed, Completion, Replay, state_digest};
 pub use scan::{
     ClockCounts, LineEvent, Observer, OpCounts, Positional, Scan, ScanOptions, Source, Summary,
     Tail, TailState, scan, scan_into, scan_with,

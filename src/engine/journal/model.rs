@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::id::WorkId;
+use super::id::{VerifiedId, WorkId};
 use super::lines::Terminator;
 use crate::engine::json::{ParseError, ParseErrorKind, PyInt};
 
@@ -168,6 +168,8 @@ pub struct Lenient {
 /// A lease as upstream's replay keeps it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lease {
+    /// The record's id, which the payload hashes to.
+    pub id: VerifiedId,
     /// The worker rank (`int(worker or 0)`).
     pub worker: PyInt,
     /// The lease time (`float(time or 0.0)`), finite and ≥ 0.

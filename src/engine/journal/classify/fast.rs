@@ -11,9 +11,7 @@
 //! fuzzed lines: whenever this returns `Some`, it equals what the general
 //! path returns.
 
-use sha2::{Digest, Sha256};
-
-use crate::engine::journal::id::{WorkId, decode_hex, hex_digit};
+use crate::engine::journal::id::{VerifiedId, WorkId, decode_hex, hex_digit};
 use crate::engine::journal::model::{
     Classified, Clock, ClockMarker, Lease, LeaseRejection, LineKind, Op, Payload, Record,
 };
@@ -441,11 +439,10 @@ fn lease(line: &[u8]) -> Option<LineKind> {
     if c.pos != line.len() {
         return None;
     }
-    let computed = WorkId(Sha256::digest(payload).into());
-    let op = if computed != id {
-        Op::Lease(Err(LeaseRejection::PayloadMismatch { computed }))
-    } else {
-        Op::Lease(Ok(Lease {
+    let op = match VerifiedId::check(id, payload) {
+        Err(computed) => Op::Lease(Err(LeaseRejection::PayloadMismatch { computed })),
+        Ok(verified) => Op::Lease(Ok(Lease {
+            id: verified,
             worker: PyInt::Small(worker),
             time,
             attempts: PyInt::Small(attempts),
@@ -455,7 +452,7 @@ fn lease(line: &[u8]) -> Option<LineKind> {
                 end: payload_start + payload.len(),
             },
             lenient: Vec::new(),
-        }))
+        })),
     };
     let verbatim = clock.is_some() && matches!(op, Op::Lease(Ok(_)));
     Some(LineKind::Record(Record {

@@ -5,7 +5,7 @@
 //! canonical form). Builds the line's values with the Python-compatible
 //! parser; the reference the fast path is checked against.
 
-use crate::engine::journal::id::WorkId;
+use crate::engine::journal::id::{VerifiedId, WorkId};
 use crate::engine::journal::model::{
     Classified, Clock, ClockMarker, Field, Lease, LeaseRejection, Lenient, LineKind, Op, Payload,
     Record,
@@ -191,10 +191,8 @@ fn lease(id: WorkId, obj: &json::Object) -> Result<Lease, LeaseRejection> {
     };
     let payload = json::to_canonical(payload, NonFinite::Refuse)
         .map_err(|_| LeaseRejection::PayloadNotFinite)?;
-    let computed = WorkId::of_canonical(&payload);
-    if computed != id {
-        return Err(LeaseRejection::PayloadMismatch { computed });
-    }
+    let verified = VerifiedId::check(id, &payload)
+        .map_err(|computed| LeaseRejection::PayloadMismatch { computed })?;
     let mut lenient = Vec::new();
 
     // worker = int(worker or 0), booleans refused first.
@@ -314,6 +312,7 @@ fn lease(id: WorkId, obj: &json::Object) -> Result<Lease, LeaseRejection> {
         });
     }
     Ok(Lease {
+        id: verified,
         worker,
         time,
         attempts,
