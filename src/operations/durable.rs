@@ -673,11 +673,12 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
 /// created `O_EXCL` and removed on failure.
 ///
 /// `produce` runs while the check waits for its bytes: it must not wait for
-/// anything the check does, nor use the global rayon pool, whose threads
-/// the check's scan may be holding while it waits. The check reads each
-/// byte once, as soon as it is written; the temporary file is ours alone
-/// (created under the master's lock), and the length is compared again
-/// before the rename.
+/// anything the check does. It may use the global rayon pool: the check
+/// runs on a thread of its own, and its scan reads a stream on that thread,
+/// never in the pool (`engine::journal::scan`), so no pool thread waits for
+/// `produce`. The check reads each byte once, as soon as it is written;
+/// the temporary file is ours alone (created under the master's lock), and
+/// the length is compared again before the rename.
 pub fn replace(
     target: &Path,
     like: Option<&fs::Metadata>,

@@ -1,24 +1,24 @@
-//! The scan of a source read by position (a file, or bytes in memory):
-//! chunks read with `pread` and classified on every core, replayed in
-//! order on the calling thread.
+//! The scan of a source read by position (a file, or bytes in memory): the
+//! file is cut into chunks, and groups of chunks are the unit of the
+//! scan's [`pipeline`]. A group's chunks are read with `pread` and their
+//! lines classified on every core while the group before it is replayed,
+//! in order. No thread reads the file in order, so reading is as parallel
+//! as classifying.
 
-use std::collections::BTreeMap;
 use std::io::{self, Read};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+use rayon::prelude::*;
 
 use super::stream::scan_stream;
 use super::summary::Summary;
-use super::{Observer, Scan, ScanOptions, Source, take_block};
-use crate::engine::journal::classify::classify;
-use crate::engine::journal::lines::{self, Block, ReadAt};
-use crate::engine::journal::model::Classified;
+use super::{Fetch, Lines, Observer, Scan, ScanOptions, Source, pipeline, take_block};
+use crate::engine::journal::lines::{self, ReadAt};
 use crate::engine::journal::replay::Replay;
 
 /// A journal read by position: an open file, or bytes in memory. Its
-/// scan needs no reader thread: every core reads chunks of its own with
-/// `pread` and classifies their lines, and the calling thread replays the
-/// chunks in order ([`Source::scan`]).
+/// scan needs no reader thread: every core reads chunks with `pread` and
+/// classifies their lines, and the chunks are replayed in order
+/// ([`Source::scan`]).
 #[derive(Clone, Copy)]
 pub struct Positional<'a> {
     src: ReadAt<'a>,
@@ -91,19 +91,20 @@ impl Read for InOrderReads<'_> {
 
 /// The scan of a [`Positional`] source. The file is cut into chunks of
 /// `block_size` bytes ([`lines::read_chunk`]: each holds the lines that
-/// start in it). Helper threads (one per other core; none when not
-/// `parallel`) each take the next chunk, read it with `pread` into a
-/// buffer of their own and classify its lines. The calling thread replays
-/// the chunks in order; while the next one is not ready it takes a chunk
-/// too. The replay state stays on one core, and at most [`WINDOW`] chunks
-/// per thread are read ahead of the replay.
+/// start in it), and the chunks into groups of [`CHUNKS_PER_THREAD`] per
+/// thread of the pool. While one group's chunks are read and classified on
+/// every core, the group before it is replayed, chunk by chunk, in order;
+/// two groups are in memory at most.
 ///
 /// A file truncated during the scan reads like a stream would: the lines
 /// of a prefix of what the file held. A chunk that finds the end early
-/// says where, and chunks whose lines start there or later, which other
-/// threads may have read before the truncation, are left out. As with a
-/// stream, a read that races with the truncation may get zeros where the
-/// file was cut (the kernel's doing); they read as a damaged line.
+/// says where, and chunks whose lines start there or later, which may
+/// have been read before the truncation, are left out. A group is replayed
+/// only once all its chunks are read, so every chunk that could end the
+/// file before a chunk has spoken by the time that chunk is replayed. As
+/// with a stream, a read that races with the truncation may get zeros
+/// where the file was cut (the kernel's doing); they read as a damaged
+/// line.
 fn scan_positional(
     src: Positional<'_>,
     mut replay: Replay,
@@ -117,241 +118,115 @@ fn scan_positional(
     } else {
         1
     };
-    let threads = threads.clamp(1, usize::try_from(chunks).unwrap_or(usize::MAX).max(1));
-    let shared = Shared {
-        queue: Mutex::new(Queue {
-            next: 0,
-            turn: 0,
-            window: WINDOW * threads as u64,
-            ready: BTreeMap::new(),
-            spare: Vec::new(),
-            failed: None,
-        }),
-        changed: Condvar::new(),
-        ended: AtomicU64::new(u64::MAX),
-        src,
-        size,
-        chunks,
-    };
+    let group = CHUNKS_PER_THREAD * threads as u64;
     let mut summary = Summary::empty();
-    let mut lines = 0;
-    let mut end = 0;
-    std::thread::scope(|scope| {
-        // A panic on any thread stops the others (instead of leaving them
-        // waiting for chunks that never come); the scope re-raises it.
-        let _stop = StopOnPanic(&shared);
-        for _ in 1..threads {
-            // Without a helper the scan is only slower.
-            let helper = std::thread::Builder::new()
-                .name("leasejournal-scan".into())
-                .spawn_scoped(scope, || {
-                    let _stop = StopOnPanic(&shared);
-                    while let Some(index) = shared.take() {
-                        shared.classify(index);
-                    }
-                });
-            if helper.is_err() {
-                break;
+    // The next chunk to hand out, and the buffers of replayed chunks.
+    let (mut next, mut spare) = (0, Vec::new());
+    // The lines before the next chunk to replay, where the replayed lines
+    // end, and the lowest offset a chunk found nothing at.
+    let (mut lines, mut end, mut ended) = (0, 0, u64::MAX);
+    pipeline(
+        options.parallel,
+        Fetch::Between,
+        |spent: Option<Vec<Chunk>>| {
+            spare.extend(spent.into_iter().flatten().map(|chunk| chunk.lines));
+            if next >= chunks {
+                return Ok(None);
             }
-        }
-        let mut replay_chunk = |index: u64, ready: Ready| {
-            let block = &ready.block;
-            let ended = shared.ended.load(Ordering::Relaxed);
-            if let (Some(first), Some(last)) = (block.spans.first(), block.spans.last())
-                && first.offset < ended
-            {
-                take_block(
-                    &mut summary,
-                    &mut replay,
-                    observer,
-                    block,
-                    &ready.classified,
-                    lines,
-                );
-                lines += block.spans.len() as u64;
-                end = last.offset + (last.content.len() + last.terminator_len) as u64;
+            let upto = chunks.min(next + group);
+            let unit = (next..upto)
+                .map(|index| Chunk {
+                    index,
+                    lines: spare.pop().unwrap_or_default(),
+                    ended_at: None,
+                    read: Ok(()),
+                })
+                .collect();
+            next = upto;
+            Ok(Some(unit))
+        },
+        |unit: &mut Vec<Chunk>| {
+            if options.parallel {
+                unit.par_iter_mut()
+                    .for_each(|chunk| chunk.read(src, size, true));
+            } else {
+                unit.iter_mut()
+                    .for_each(|chunk| chunk.read(src, size, false));
             }
-            if let Some(progress) = src.progress {
-                progress(size.min(src.len - index * size));
+        },
+        |unit: &mut Vec<Chunk>| {
+            for chunk in unit.iter_mut() {
+                std::mem::replace(&mut chunk.read, Ok(()))?;
+                ended = ended.min(chunk.ended_at.unwrap_or(u64::MAX));
             }
-            shared.recycle(ready);
-        };
-        while let Some(step) = shared.step() {
-            match step {
-                Step::Replay(index, ready) => replay_chunk(index, ready),
-                Step::ReadDue(index) => match shared.read(index) {
-                    Ok(ready) => replay_chunk(index, ready),
-                    Err(e) => return shared.fail(e),
-                },
-                Step::ReadAhead(index) => shared.classify(index),
+            for chunk in unit.iter() {
+                let block = &chunk.lines.block;
+                if let (Some(first), Some(last)) = (block.spans.first(), block.spans.last())
+                    && first.offset < ended
+                {
+                    let classified = &chunk.lines.classified;
+                    take_block(
+                        &mut summary,
+                        &mut replay,
+                        observer,
+                        block,
+                        classified,
+                        lines,
+                    );
+                    lines += block.spans.len() as u64;
+                    end = last.offset + (last.content.len() + last.terminator_len) as u64;
+                }
+                if let Some(progress) = src.progress {
+                    progress(size.min(src.len - chunk.index * size));
+                }
             }
-        }
-    });
-    let queue = shared
-        .queue
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner);
-    if let Some(e) = queue.failed {
-        return Err(e);
-    }
+            Ok(())
+        },
+    )?;
     summary.bytes = end;
     Ok(Scan { replay, summary })
 }
 
-/// Chunks each thread may have read ahead of the replay.
-const WINDOW: u64 = 2;
+/// Chunks per thread of the pool in a group. One is enough to read on
+/// every core at once (the lines of each chunk are classified on every
+/// core as well), and keeps two groups' memory as small as the queue that
+/// came before held.
+const CHUNKS_PER_THREAD: u64 = 1;
 
-/// What the threads of a positional scan share.
-struct Shared<'a> {
-    queue: Mutex<Queue>,
-    /// Signalled when a chunk is ready, the replay moves on, or the scan
-    /// fails.
-    changed: Condvar,
-    /// The lowest offset a chunk found nothing at (`u64::MAX` while the
-    /// file is whole). Set before that chunk is ready, so every later
-    /// chunk's replay sees it.
-    ended: AtomicU64,
-    src: Positional<'a>,
-    size: u64,
-    chunks: u64,
+/// One chunk of a positional scan.
+struct Chunk {
+    index: u64,
+    /// Its lines, once read and classified (the buffers of an earlier
+    /// chunk before).
+    lines: Lines,
+    /// Where the source ended, when it ended before the length it was
+    /// read to ([`lines::Chunk::ended_at`]).
+    ended_at: Option<u64>,
+    /// Whether it could be read.
+    read: io::Result<()>,
 }
 
-/// The chunks between reading and replay.
-struct Queue {
-    /// The next chunk to take.
-    next: u64,
-    /// The next chunk to replay.
-    turn: u64,
-    /// How far `next` may run ahead of `turn`.
-    window: u64,
-    /// Chunks read and classified, not yet replayed.
-    ready: BTreeMap<u64, Ready>,
-    /// Buffers of replayed chunks, for reuse.
-    spare: Vec<(Vec<u8>, Vec<Classified>)>,
-    /// The first error; every thread stops when it is set.
-    failed: Option<io::Error>,
-}
-
-/// The replaying thread's next step ([`Shared::step`]).
-enum Step {
-    /// Replay this chunk, read and classified by a helper.
-    Replay(u64, Ready),
-    /// Read, classify and replay this chunk, which nobody has taken.
-    ReadDue(u64),
-    /// Read and classify this chunk, for its turn later.
-    ReadAhead(u64),
-}
-
-/// A chunk read and classified.
-struct Ready {
-    block: Block,
-    classified: Vec<Classified>,
-}
-
-/// Stops a positional scan's threads when the one holding it panics.
-struct StopOnPanic<'s, 'a>(&'s Shared<'a>);
-
-impl Drop for StopOnPanic<'_, '_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.fail(io::Error::other("a scan thread panicked"));
+impl Chunk {
+    /// Reads the chunk's lines from `src` (chunks of `size` bytes) into
+    /// its buffers and classifies them.
+    fn read(&mut self, src: Positional<'_>, size: u64, parallel: bool) {
+        let buffer = std::mem::take(&mut self.lines.block).into_buffer();
+        match lines::read_chunk(src.src, src.len, size, self.index, buffer) {
+            Ok(chunk) => {
+                self.ended_at = chunk.ended_at;
+                self.lines.block = chunk.block;
+                self.lines.classify(parallel);
+            }
+            Err(e) => self.read = Err(e),
         }
-    }
-}
-
-impl Shared<'_> {
-    fn lock(&self) -> MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn fail(&self, error: io::Error) {
-        self.lock().failed.get_or_insert(error);
-        self.changed.notify_all();
-    }
-
-    /// The next chunk for a helper to read, once the window allows it;
-    /// `None` when every chunk is taken or the scan failed.
-    fn take(&self) -> Option<u64> {
-        let mut q = self.lock();
-        loop {
-            if q.failed.is_some() || q.next >= self.chunks {
-                return None;
-            }
-            if q.next < q.turn + q.window {
-                q.next += 1;
-                return Some(q.next - 1);
-            }
-            q = self.changed.wait(q).unwrap_or_else(PoisonError::into_inner);
-        }
-    }
-
-    /// Reads and classifies chunk `index`, with buffers of replayed
-    /// chunks when there are some.
-    fn read(&self, index: u64) -> io::Result<Ready> {
-        let (buffer, mut classified) = self.lock().spare.pop().unwrap_or_default();
-        let chunk = lines::read_chunk(self.src.src, self.src.len, self.size, index, buffer)?;
-        if let Some(at) = chunk.ended_at {
-            self.ended.fetch_min(at, Ordering::Relaxed);
-        }
-        let block = chunk.block;
-        classified.clear();
-        classified.extend(block.spans.iter().map(|s| classify(block.content(s))));
-        Ok(Ready { block, classified })
-    }
-
-    /// A helper's share of the work: reads chunk `index` and leaves it for
-    /// the replay.
-    fn classify(&self, index: u64) {
-        match self.read(index) {
-            Ok(ready) => {
-                self.lock().ready.insert(index, ready);
-                self.changed.notify_all();
-            }
-            Err(e) => self.fail(e),
-        }
-    }
-
-    /// What the replaying thread does next: replay the chunk due when it
-    /// is ready, read it when nobody has taken it, or else read a chunk
-    /// ahead rather than wait. Waits while none is possible; `None` at the
-    /// end or when the scan failed.
-    fn step(&self) -> Option<Step> {
-        let mut q = self.lock();
-        loop {
-            if q.failed.is_some() || q.turn >= self.chunks {
-                return None;
-            }
-            let turn = q.turn;
-            if let Some(ready) = q.ready.remove(&turn) {
-                q.turn += 1;
-                drop(q);
-                // A helper may take one more chunk now.
-                self.changed.notify_all();
-                return Some(Step::Replay(turn, ready));
-            }
-            if q.next == turn {
-                q.next += 1;
-                q.turn += 1;
-                return Some(Step::ReadDue(turn));
-            }
-            if q.next < self.chunks && q.next < turn + q.window {
-                q.next += 1;
-                return Some(Step::ReadAhead(q.next - 1));
-            }
-            q = self.changed.wait(q).unwrap_or_else(PoisonError::into_inner);
-        }
-    }
-
-    /// Keeps a replayed chunk's buffers for the next one.
-    fn recycle(&self, ready: Ready) {
-        let Ready { block, classified } = ready;
-        self.lock().spare.push((block.into_buffer(), classified));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
     use crate::engine::journal::scan::scan_with;
 
     const RECLAIM: &[u8] = br#"{"clock":"unix","id":"c1037804a292046418339e8ace36b6ba473d64706a0068d04d512762b0452579","op":"reclaim","time":1754550010.0}"#;
@@ -411,8 +286,10 @@ mod tests {
 
     const CHUNK: u64 = 1000;
 
-    fn in_chunks(script: &lines::tests::Script) -> io::Result<(Summary, Vec<String>)> {
-        let len = script.bytes.len() as u64;
+    /// Scans `script` in chunks of [`CHUNK`] bytes on four threads; told
+    /// of no size, as a stream (read on the calling thread).
+    fn in_chunks(script: &lines::tests::Script, sized: bool) -> io::Result<(Summary, Vec<String>)> {
+        let len = if sized { script.bytes.len() as u64 } else { 0 };
         on_four_threads(|| {
             let mut log = crate::fuzzing::Log::default();
             let options = ScanOptions {
@@ -428,13 +305,15 @@ mod tests {
     #[test]
     fn a_file_truncated_during_the_scan_gives_the_lines_of_a_prefix() {
         let bytes = journal_bytes();
-        for k in [2, 9, 40] {
+        // Groups are of four chunks on four threads: k and k + 2 share one.
+        // No line before chunk k reaches chunk k + 2.
+        for k in [4, 9, 41] {
             for cut_to in [k * CHUNK + 1, k * CHUNK + 357] {
                 let mut script = lines::tests::Script::new(bytes.clone());
                 // Chunk k's first read truncates the file, once chunk k + 2
-                // has been read whole by another thread.
+                // (in the same group) has been read whole by another thread.
                 script.cut = Some((k * CHUNK - 1..k * CHUNK, (k + 2) * CHUNK - 1, cut_to));
-                let (summary, lines) = in_chunks(&script).unwrap();
+                let (summary, lines) = in_chunks(&script, true).unwrap();
                 let end = summary.bytes;
                 let (_, _, want) = crate::fuzzing::scan_log(
                     &bytes[..end as usize],
@@ -454,18 +333,17 @@ mod tests {
     fn a_failing_or_panicking_read_stops_every_thread() {
         let bytes = journal_bytes();
         for chunk in [0, 1, 5, 60, 200] {
-            for (panics, helpers_fail) in
-                [(false, false), (false, true), (true, false), (true, true)]
-            {
+            // Sized, chunks are read in the pool; told of no size, the
+            // file is read as a stream, on the calling thread.
+            for (panics, sized) in [(false, false), (false, true), (true, false), (true, true)] {
                 let mut script = lines::tests::Script::new(bytes.clone());
                 script.fail_at = Some(chunk * CHUNK);
                 script.panics = panics;
-                script.helpers_fail = helpers_fail;
                 let (done, outcome) = std::sync::mpsc::channel();
                 // A scan that hangs fails the test instead of hanging it.
                 std::thread::spawn(move || {
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        in_chunks(&script).map(|_| ())
+                        in_chunks(&script, sized).map(|_| ())
                     }));
                     let _ = done.send(result);
                 });

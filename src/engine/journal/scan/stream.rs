@@ -1,14 +1,13 @@
 //! The scan of a byte stream, read in order: a reader hands out blocks of
-//! whole lines ([`BlockReader`]); each block's lines are classified on
-//! every core while the previous block is replayed in order.
+//! whole lines ([`BlockReader`]), the unit of the scan's [`pipeline`]. The
+//! blocks are read on the calling thread ([`Fetch::Overlapped`]), so a read
+//! that waits (for a writer, say) holds no thread of the pool.
 
 use std::io::{self, Read};
 
 use super::summary::Summary;
-use super::{Observer, Scan, ScanOptions, Source, take_block};
-use crate::engine::journal::classify::classify;
-use crate::engine::journal::lines::{Block, BlockReader};
-use crate::engine::journal::model::Classified;
+use super::{Fetch, Lines, Observer, Scan, ScanOptions, Source, pipeline, take_block};
+use crate::engine::journal::lines::BlockReader;
 use crate::engine::journal::replay::Replay;
 
 impl<R: Read + Send> Source for R {
@@ -22,11 +21,10 @@ impl<R: Read + Send> Source for R {
     }
 }
 
-/// The scan of a stream. Sequential: read a block of whole lines, classify
-/// its lines, then sum up, replay and report them in file order. Parallel
-/// (the same result, faster): a reader thread reads blocks ahead, and while
-/// one block's lines are replayed in order the next block's lines are
-/// classified on the other cores.
+/// The scan of a stream: read a block of whole lines, classify its lines,
+/// then sum up, replay and report them in file order; in parallel, while
+/// one block's lines are classified on every core, the block before it is
+/// replayed and the block after it read.
 pub(super) fn scan_stream<R: Read + Send>(
     src: R,
     mut replay: Replay,
@@ -35,54 +33,63 @@ pub(super) fn scan_stream<R: Read + Send>(
 ) -> io::Result<Scan> {
     let mut summary = Summary::empty();
     let mut reader = BlockReader::with_block_size(src, options.block_size);
-    if !options.parallel {
-        while let Some(block) = reader.next_block()? {
-            let classified: Vec<Classified> = block
-                .spans
-                .iter()
-                .map(|span| classify(block.content(span)))
-                .collect();
-            take_block(&mut summary, &mut replay, observer, &block, &classified, 0);
-            reader.recycle(block);
-        }
-        summary.bytes = reader.bytes_read();
-        return Ok(Scan { replay, summary });
-    }
-    // While one block's lines are classified on every core, the previous
-    // block is replayed in order and the next one read.
-    let mut current = reader.next_block()?;
-    let mut previous: Option<(Block, Vec<Classified>)> = None;
-    while let Some(block) = current.take() {
-        let (classified, next) = rayon::join(
-            || classify_parallel(&block),
-            || {
-                if let Some((done, classified)) = previous.take() {
-                    take_block(&mut summary, &mut replay, observer, &done, &classified, 0);
-                    reader.recycle(done);
+    pipeline(
+        options.parallel,
+        Fetch::Overlapped,
+        |spent: Option<Lines>| {
+            let classified = match spent {
+                Some(Lines { block, classified }) => {
+                    reader.recycle(block);
+                    classified
                 }
-                reader.next_block()
-            },
-        );
-        previous = Some((block, classified));
-        current = next?;
-    }
-    if let Some((done, classified)) = previous.take() {
-        take_block(&mut summary, &mut replay, observer, &done, &classified, 0);
-    }
+                None => Vec::new(),
+            };
+            let block = reader.next_block()?;
+            Ok(block.map(|block| Lines { block, classified }))
+        },
+        |lines| lines.classify(options.parallel),
+        |lines| {
+            let (block, classified) = (&lines.block, &lines.classified);
+            take_block(&mut summary, &mut replay, observer, block, classified, 0);
+            Ok(())
+        },
+    )?;
     summary.bytes = reader.bytes_read();
     Ok(Scan { replay, summary })
 }
 
-/// Classifies a block's lines on every core. The pieces are small (eight
-/// lines and up), so that the core that finishes replaying the previous
-/// block finds work left to take: with pieces of hundreds of lines, one
-/// core often waited for the other's last piece.
-fn classify_parallel(block: &Block) -> Vec<Classified> {
-    use rayon::prelude::*;
-    block
-        .spans
-        .par_iter()
-        .with_min_len(8)
-        .map(|span| classify(block.content(span)))
-        .collect()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream that notes whether it was ever read on a thread of the pool.
+    struct Watched<'a> {
+        bytes: &'a [u8],
+        in_pool: bool,
+    }
+
+    impl Read for Watched<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.in_pool |= rayon::current_thread_index().is_some();
+            self.bytes.read(buf)
+        }
+    }
+
+    #[test]
+    fn a_stream_is_read_on_the_calling_thread_alone() {
+        let line = br#"{"clock":"unix","id":"c1037804a292046418339e8ace36b6ba473d64706a0068d04d512762b0452579","op":"reclaim","time":1754550010.0}"#;
+        let bytes = [&line[..], b"\n"].concat().repeat(2000);
+        let mut src = Watched {
+            bytes: &bytes,
+            in_pool: false,
+        };
+        let options = ScanOptions {
+            parallel: true,
+            block_size: 1000,
+        };
+        let scan = scan_stream(&mut src, Replay::default(), &mut (), options).unwrap();
+        assert_eq!(scan.summary.lines, 2000);
+        // A read that waits (for a writer) holds no thread of the pool.
+        assert!(!src.in_pool, "a read ran in the pool");
+    }
 }
