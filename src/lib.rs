@@ -14,10 +14,18 @@
 //!   (CPython's verdicts), `engine::json::encode` (the canonical encoder)
 //!   and `engine::json::python` (int/float/str/truthiness coercions).
 //! - `engine::journal`: the JSONL lease journal: `engine::journal::lines`
-//!   (line splitting as Python's universal newlines), `engine::journal::record`
-//!   (records, ids, classification), `engine::journal::fast` (the canonical
-//!   fast path), `engine::journal::replay` (upstream's loader),
-//!   `engine::journal::encode` (records as upstream writes them).
+//!   (lines as Python's universal newlines split them),
+//!   `engine::journal::model` (records, ops, clocks, why a line is
+//!   ignored), `engine::journal::id` (work ids and their SIMD hex codecs),
+//!   `engine::journal::classify` (one line judged on its own, by two
+//!   siblings: `engine::journal::classify::fast`, the canonical fast path,
+//!   and `engine::journal::classify::general`, every other line),
+//!   `engine::journal::replay` (upstream's loader), `engine::journal::scan`
+//!   (read once, classify in parallel, replay in order; the threading in
+//!   one place, on rayon: `engine::journal::scan::stream`,
+//!   `engine::journal::scan::positional`, and `engine::journal::scan::summary`,
+//!   the totals), `engine::journal::encode` (records as upstream writes
+//!   them).
 //! - `engine::snapshot`: `.state_tasks.json` and upstream's restore rules.
 //!
 //! **Operations** — one module per command, input → report + exit status;

@@ -682,10 +682,11 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
 ///
 /// `produce` runs while the check waits for its bytes: it must not wait for
 /// anything the check does. The check runs in a rayon pool of its own, so
-/// `produce` may use the global one. The check reads each
-/// byte once, as soon as it is written; the temporary file is ours alone
-/// (created under the master's lock), and the length is compared again
-/// before the rename.
+/// `produce` may use the global one (the journal scan also reads its
+/// stream on the calling thread, never in a pool: `engine::journal::scan`).
+/// The check reads each byte once, as soon as it is written; the temporary
+/// file is ours alone (created under the master's lock), and the length is
+/// compared again before the rename.
 pub fn replace(
     target: &Path,
     like: Option<&fs::Metadata>,

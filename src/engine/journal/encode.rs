@@ -2,7 +2,8 @@
 //! separators=(",", ":"), allow_nan=False)` plus `"\n"`. Compaction's lease
 //! records carry exactly the seven fields upstream's `compact()` writes.
 
-use super::record::{Clock, WorkId};
+use super::id::WorkId;
+use super::model::Clock;
 use crate::engine::json::{PyInt, float_repr};
 
 /// A lease line: `{"attempts","clock","id","op":"lease","payload","time","worker"}`.

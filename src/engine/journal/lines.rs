@@ -463,12 +463,9 @@ pub(super) mod tests {
         /// that saw them whole), and the new length.
         pub cut: Option<(std::ops::Range<u64>, u64, u64)>,
         /// The first read from this offset on fails, or panics when
-        /// `panics`; only a helper thread's read when `helpers_fail`, and
-        /// the calling thread's reads are slowed down then, so that helpers
-        /// read most chunks.
+        /// `panics`.
         pub fail_at: Option<u64>,
         pub panics: bool,
-        pub helpers_fail: bool,
         failed: AtomicBool,
         /// The highest offset a finished read started at.
         read_up_to: AtomicU64,
@@ -483,7 +480,6 @@ pub(super) mod tests {
                 cut: None,
                 fail_at: None,
                 panics: false,
-                helpers_fail: false,
                 read_up_to: AtomicU64::new(0),
                 cut_done: AtomicBool::new(false),
                 failed: AtomicBool::new(false),
@@ -491,12 +487,7 @@ pub(super) mod tests {
         }
 
         pub fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-            let helper = std::thread::current().name() == Some("leasejournal-scan");
-            if self.helpers_fail && !helper {
-                std::thread::sleep(Duration::from_micros(200));
-            }
             if self.fail_at.is_some_and(|at| offset >= at)
-                && (helper || !self.helpers_fail)
                 && !self.failed.swap(true, Ordering::SeqCst)
             {
                 assert!(!self.panics, "injected panic at {offset}");

@@ -7,11 +7,10 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 
 use foldhash::fast::{FoldHasher, RandomState};
-
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::record::{Clock, Lease, Op, Payload, Record, WorkId};
+use super::id::{VerifiedId, WorkId};
+use super::model::{Clock, Effect, Lease, Op, Payload, Record};
 use crate::engine::json::PyInt;
 
 /// An active lease as the replay holds it.
@@ -37,48 +36,6 @@ pub struct Active {
     pub verbatim: bool,
 }
 
-/// What applying one record did to the state.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "effect", rename_all = "kebab-case")]
-pub enum Effect {
-    /// A lease for an id that was neither active nor completed.
-    Activated,
-    /// A lease for a completed id: it is active again (the work runs twice).
-    Reactivated,
-    /// A lease for an already active id: the new one replaces it (L1).
-    TookOver {
-        /// The owner it replaced.
-        previous_worker: PyInt,
-    },
-    /// A `done` for an active id.
-    Completed {
-        /// The owner at completion.
-        worker: PyInt,
-    },
-    /// A `done` for an id that is not active: upstream does nothing.
-    DoneIgnored {
-        /// Whether the id was already completed.
-        already_completed: bool,
-    },
-    /// A `reclaim` for an active id.
-    Reclaimed {
-        /// The owner it dropped.
-        worker: PyInt,
-    },
-    /// A `reclaim` for an id that is not active: upstream does nothing.
-    ReclaimIgnored,
-    /// A lease line upstream refuses.
-    LeaseIgnored {
-        /// Why.
-        reason: String,
-    },
-    /// An op other than lease/done/reclaim.
-    UnknownOp {
-        /// The op.
-        op: String,
-    },
-}
-
 /// Hashes the replay's ids by eight of their bytes, mixed with a random
 /// seed. Every id the replay stores is the SHA-256 of a payload that was
 /// checked against it (a lease is accepted only then, and only active ids
@@ -92,10 +49,11 @@ pub enum Effect {
 /// Only verified ids may be inserted into a map with this hasher: ids that
 /// agree in those eight bytes all land in one bucket chain, so inserting
 /// ids from anywhere else (a snapshot, another tool's file) would let a
-/// crafted file make every insert slow. [`Replay::apply`] is the one
-/// writer.
+/// crafted file make every insert slow. The types hold it: the maps that
+/// use this hasher ([`ActiveLeases`], [`Completed`]) insert only a
+/// [`VerifiedId`], which only comes from hashing a payload.
 #[derive(Clone, Debug, Default)]
-pub struct IdState(RandomState);
+struct IdState(RandomState);
 
 impl BuildHasher for IdState {
     type Hasher = IdHasher;
@@ -108,7 +66,7 @@ impl BuildHasher for IdState {
 
 /// The [`IdState`] hasher. Only ever fed a [`WorkId`]: its array's length
 /// prefix, which it skips, then its 32 bytes.
-pub struct IdHasher(FoldHasher<'static>);
+struct IdHasher(FoldHasher<'static>);
 
 impl Hasher for IdHasher {
     #[inline]
@@ -463,9 +421,9 @@ impl Completed {
         }
     }
 
-    /// Marks `id` completed by the records at `site` (a verified id: see
-    /// [`IdState`]).
-    fn insert(&mut self, id: WorkId, site: &Completion) {
+    /// Marks `id` completed by the records at `site`.
+    fn insert(&mut self, id: VerifiedId, site: &Completion) {
+        let id = *id.id();
         match &mut self.0 {
             Inner::Ids(ids) => ids.shard_mut(&id).insert(id),
             Inner::Sites { sites, overflowed } => {
@@ -547,11 +505,98 @@ impl Completed {
     }
 }
 
+/// The active leases by id: read like a map; only the replay inserts, and
+/// only a lease whose id it verified (its hasher relies on that: see
+/// [`IdState`]).
+#[derive(Clone, Debug, Default)]
+pub struct ActiveLeases(HashMap<VerifiedId, Active, IdState>);
+
+impl ActiveLeases {
+    /// Number of active leases.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no lease is active.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The lease in force for `id`, if it is active.
+    #[inline]
+    pub fn get(&self, id: &WorkId) -> Option<&Active> {
+        self.0.get(id)
+    }
+
+    /// Whether `id` is active.
+    #[inline]
+    pub fn contains_key(&self, id: &WorkId) -> bool {
+        self.0.contains_key(id)
+    }
+
+    /// The active ids, in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = &WorkId> + '_ {
+        self.0.keys().map(VerifiedId::id)
+    }
+
+    /// The active ids and their leases, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&WorkId, &Active)> + '_ {
+        self.0.iter().map(|(id, lease)| (id.id(), lease))
+    }
+
+    /// Drops `id`'s lease (as a `reclaim` would) and returns it.
+    #[inline]
+    pub fn remove(&mut self, id: &WorkId) -> Option<Active> {
+        self.0.remove(id)
+    }
+
+    /// Makes `lease` the one in force for `id`; returns the one it replaces.
+    #[inline]
+    fn insert(&mut self, id: VerifiedId, lease: Active) -> Option<Active> {
+        self.0.insert(id, lease)
+    }
+
+    /// Drops `id`'s lease and returns it with the id it was verified as.
+    #[inline]
+    fn remove_entry(&mut self, id: &WorkId) -> Option<(VerifiedId, Active)> {
+        self.0.remove_entry(id)
+    }
+
+    #[inline]
+    fn get_mut(&mut self, id: &WorkId) -> Option<&mut Active> {
+        self.0.get_mut(id)
+    }
+}
+
+impl std::ops::Index<&WorkId> for ActiveLeases {
+    type Output = Active;
+
+    /// The lease in force for `id`; panics when `id` is not active.
+    fn index(&self, id: &WorkId) -> &Active {
+        &self.0[id]
+    }
+}
+
+impl IntoIterator for ActiveLeases {
+    type Item = (WorkId, Active);
+    type IntoIter = std::iter::Map<
+        std::collections::hash_map::IntoIter<VerifiedId, Active>,
+        fn((VerifiedId, Active)) -> (WorkId, Active),
+    >;
+
+    /// The active ids and their leases, in no particular order.
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter().map(|(id, lease)| (*id.id(), lease))
+    }
+}
+
 /// The replay state: what upstream's loader holds after reading the file.
 #[derive(Clone, Debug, Default)]
 pub struct Replay {
-    /// Active leases (insert only verified ids: see [`IdState`]).
-    pub active: HashMap<WorkId, Active, IdState>,
+    /// Active leases.
+    pub active: ActiveLeases,
     /// Completed ids.
     pub completed: Completed,
     /// Upstream's `events` counter (counted lines), which drives its
@@ -624,6 +669,7 @@ impl Replay {
                 reason: rejection.to_string(),
             },
             Op::Lease(Ok(lease)) => {
+                debug_assert_eq!(lease.id.id(), &id, "a lease verified as another id");
                 let payload: Box<[u8]> = match (&lease.payload, at) {
                     (Payload::InLine { start, end }, Some(at)) => {
                         self.deferred.push(Deferred {
@@ -636,12 +682,12 @@ impl Replay {
                     }
                     (payload, _) => payload.bytes(content).into(),
                 };
-                self.lease(id, lease, payload, line, offset, record.verbatim)
+                self.lease(lease, payload, line, offset, record.verbatim)
             }
-            Op::Done => match self.active.remove(&id) {
-                Some(active) => {
+            Op::Done => match self.active.remove_entry(&id) {
+                Some((verified, active)) => {
                     self.completed.insert(
-                        id,
+                        verified,
                         &Completion {
                             lease_offset: active.offset,
                             done_offset: offset,
@@ -669,14 +715,13 @@ impl Replay {
 
     fn lease(
         &mut self,
-        id: WorkId,
         lease: &Lease,
         payload: Box<[u8]>,
         line: u64,
         offset: u64,
         verbatim: bool,
     ) -> Effect {
-        let was_completed = self.completed.remove(&id);
+        let was_completed = self.completed.remove(lease.id.id());
         let entry = Active {
             worker: lease.worker.clone(),
             time: lease.time,
@@ -687,7 +732,7 @@ impl Replay {
             payload,
             verbatim,
         };
-        match self.active.insert(id, entry) {
+        match self.active.insert(lease.id, entry) {
             Some(previous) => Effect::TookOver {
                 previous_worker: previous.worker,
             },
@@ -700,8 +745,8 @@ impl Replay {
     pub fn with_capacity(active: usize, completed: usize) -> Replay {
         let mut ids = Completed::default();
         ids.reserve(completed);
-        let mut leases = HashMap::default();
-        leases.reserve(active);
+        let mut leases = ActiveLeases::default();
+        leases.0.reserve(active);
         Replay {
             active: leases,
             completed: ids,
@@ -816,11 +861,12 @@ mod tests {
         done_verbatim: false,
     };
 
-    fn id(last: u8, first: u8) -> WorkId {
-        let mut b = [0u8; 32];
-        b[0] = first;
-        b[31] = last;
-        WorkId(b)
+    /// The id of a payload made from `n`, verified (the only ids the sets
+    /// take).
+    fn verified(n: u64) -> VerifiedId {
+        let payload = format!(r#"{{"n":{n}}}"#);
+        let id = WorkId::of_canonical(payload.as_bytes());
+        VerifiedId::check(id, payload.as_bytes()).unwrap()
     }
 
     /// Replays `lines` as one block of a scan and settles it.
@@ -880,8 +926,8 @@ mod tests {
     fn the_digest_hashes_the_completed_ids_in_order() {
         let mut r = Replay::default();
         let site = NO_SITE;
-        for n in 0..=255u8 {
-            r.completed.insert(id(n, n.wrapping_mul(37)), &site);
+        for n in 0..256 {
+            r.completed.insert(verified(n), &site);
         }
         let mut h = Sha256::new();
         h.update(b"active\ncompleted\n");
@@ -895,20 +941,12 @@ mod tests {
     #[test]
     fn completed_ids_come_out_sorted() {
         let mut c = Completed::tracking_sites();
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut all = Vec::new();
-        for _ in 0..5000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let mut b = [0u8; 32];
-            b[..8].copy_from_slice(&x.to_be_bytes());
-            b[31] = x as u8;
-            all.push(WorkId(b));
-        }
         let site = NO_SITE;
-        for id in &all {
-            c.insert(*id, &site);
+        let mut all = Vec::new();
+        // Some ids twice.
+        for n in (0..5000).chain(0..100) {
+            c.insert(verified(n), &site);
+            all.push(*verified(n).id());
         }
         all.sort_unstable();
         all.dedup();
@@ -918,21 +956,7 @@ mod tests {
 
     #[test]
     fn the_id_set_agrees_with_a_model_through_inserts_and_removals() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let mut ids = Vec::new();
-        for _ in 0..6000 {
-            let mut b = [0u8; 32];
-            for chunk in b.chunks_mut(8) {
-                chunk.copy_from_slice(&next().to_le_bytes());
-            }
-            ids.push(WorkId(b));
-        }
+        let ids: Vec<VerifiedId> = (0..6000).map(verified).collect();
         let site = NO_SITE;
         let mut set = Completed::default();
         let mut model = std::collections::BTreeSet::new();
@@ -943,14 +967,15 @@ mod tests {
                 match (n as u64 + round) % 5 {
                     0..=2 => {
                         set.insert(*id, &site);
-                        model.insert(*id);
+                        model.insert(*id.id());
                     }
                     _ => {
+                        let id = id.id();
                         assert_eq!(set.remove(id), model.remove(id), "remove {id}");
                     }
                 }
                 if n % 997 == 0 {
-                    for probe in &ids {
+                    for probe in ids.iter().map(VerifiedId::id) {
                         assert_eq!(set.contains(probe), model.contains(probe));
                     }
                 }
@@ -987,19 +1012,19 @@ mod tests {
         };
         assert_eq!(PackedSite::pack(&far), None);
         let mut r = Replay::tracking_completions();
-        r.completed.insert(id(1, 1), &far);
+        r.completed.insert(verified(1), &far);
         assert!(
             r.completed.clone().into_sites().is_none(),
             "a missing site is not hidden"
         );
         assert!(
-            r.completed.contains(&id(1, 1)),
+            r.completed.contains(verified(1).id()),
             "the id is completed all the same"
         );
         assert_eq!(r.completed.len(), 1);
         r.completed.clear();
         r.completed.insert(
-            id(2, 2),
+            verified(2),
             &Completion {
                 done_offset: 5,
                 ..far
@@ -1021,16 +1046,16 @@ mod tests {
             lease_verbatim: true,
             done_verbatim: false,
         };
-        for n in 0..100u8 {
-            a.completed.insert(id(n, n), &site);
+        for n in 0..100 {
+            a.completed.insert(verified(n), &site);
         }
-        for n in (0..100u8).rev() {
-            b.completed.insert(id(n, n), &site);
+        for n in (0..100).rev() {
+            b.completed.insert(verified(n), &site);
         }
         assert_eq!(a.digest(), b.digest());
-        b.completed.remove(&id(7, 7));
+        b.completed.remove(verified(7).id());
         assert_ne!(a.digest(), b.digest());
-        b.completed.insert(id(7, 8), &site);
+        b.completed.insert(verified(100), &site);
         assert_ne!(a.digest(), b.digest(), "same size, another id");
     }
 }

@@ -6,15 +6,14 @@
 //!
 //! Anything else — a space, an unsorted key, an escape in a member name, a
 //! float that is not Python's repr of itself, a coerced value — returns
-//! `None` and goes to the general path ([`super::record`]), which handles
+//! `None` and goes to the general path (`general`, its sibling), which handles
 //! every line. The contract, tested on every fixture and on generated and
 //! fuzzed lines: whenever this returns `Some`, it equals what the general
 //! path returns.
 
-use sha2::{Digest, Sha256};
-
-use super::record::{
-    Classified, Clock, ClockMarker, Lease, LeaseRejection, LineKind, Op, Payload, Record, WorkId,
+use crate::engine::journal::id::{VerifiedId, WorkId, decode_hex, hex_digit};
+use crate::engine::journal::model::{
+    Classified, Clock, ClockMarker, Lease, LeaseRejection, LineKind, Op, Payload, Record,
 };
 use crate::engine::json::{MAX_DEPTH, PyInt, float_repr_value};
 
@@ -44,7 +43,7 @@ impl<'a> Cursor<'a> {
     /// 64 lowercase hex characters and the closing quote.
     fn id(&mut self) -> Option<WorkId> {
         let hex = self.s.get(self.pos..self.pos + 64)?;
-        let id = decode_id(hex)?;
+        let id = decode_hex(hex)?;
         self.pos += 64;
         self.eat(b"\"")?;
         Some(id)
@@ -189,7 +188,7 @@ impl<'a> Cursor<'a> {
                     let hex = self.s.get(self.pos + 1..self.pos + 5)?;
                     let mut v = 0u32;
                     for &h in hex {
-                        v = v << 4 | u32::from(nibble(h)?);
+                        v = v << 4 | u32::from(hex_digit(h)?);
                     }
                     // Python writes these as themselves or as short
                     // escapes, never as \u.
@@ -349,109 +348,6 @@ fn skip_digits(s: &[u8], mut pos: usize) -> usize {
     pos
 }
 
-/// Decodes 64 lowercase hex characters (uppercase is not an id).
-#[inline]
-fn decode_id(hex: &[u8]) -> Option<WorkId> {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    {
-        decode_id_sse2(hex)
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    {
-        decode_id_scalar(hex)
-    }
-}
-
-/// [`decode_id`] one character pair at a time: the reference for the
-/// SSE2 version, and what other CPUs run.
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
-fn decode_id_scalar(hex: &[u8]) -> Option<WorkId> {
-    if hex.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    let mut bad = 0u8;
-    for (i, pair) in hex.chunks_exact(2).enumerate() {
-        let (hi, lo) = (NIBBLES[usize::from(pair[0])], NIBBLES[usize::from(pair[1])]);
-        bad |= hi | lo;
-        out[i] = hi << 4 | (lo & 0xF);
-    }
-    // Any 0xFF entry sets the high bits; valid nibbles never do.
-    (bad & 0xF0 == 0).then_some(WorkId(out))
-}
-
-/// [`decode_id`] sixteen characters at a time.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-fn decode_id_sse2(hex: &[u8]) -> Option<WorkId> {
-    use std::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
-        _mm_or_si128, _mm_packus_epi16, _mm_set1_epi8, _mm_set1_epi16, _mm_slli_epi16,
-        _mm_srli_epi16, _mm_storeu_si128, _mm_sub_epi8,
-    };
-    if hex.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    let mut valid = 0xFFFF_u32;
-    // SAFETY: this build has SSE2 (the cfg); each load reads sixteen of
-    // `hex`'s 64 bytes and each store writes sixteen of `out`'s 32.
-    unsafe {
-        // Sixteen characters to sixteen nibble values, noting any character
-        // that is not 0-9 or a-f (bytes from 0x80 compare as negative).
-        let nibbles = |at: usize, valid: &mut u32| {
-            let v = _mm_loadu_si128(hex.as_ptr().add(at).cast::<__m128i>());
-            let digit = _mm_and_si128(
-                _mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)),
-                _mm_cmplt_epi8(v, _mm_set1_epi8(b'9' as i8 + 1)),
-            );
-            let letter = _mm_and_si128(
-                _mm_cmpgt_epi8(v, _mm_set1_epi8(b'a' as i8 - 1)),
-                _mm_cmplt_epi8(v, _mm_set1_epi8(b'f' as i8 + 1)),
-            );
-            *valid &= _mm_movemask_epi8(_mm_or_si128(digit, letter)) as u32;
-            // '0' -> 0 and 'a' -> 10: letters lose 0x27 more than digits.
-            let shifted = _mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8));
-            let nibble = _mm_sub_epi8(shifted, _mm_and_si128(letter, _mm_set1_epi8(0x27)));
-            // Each 16-bit lane holds (high nibble, low nibble) in memory
-            // order: high << 4 | low, in the lane's low byte.
-            _mm_or_si128(
-                _mm_slli_epi16(_mm_and_si128(nibble, _mm_set1_epi16(0x00FF)), 4),
-                _mm_srli_epi16(nibble, 8),
-            )
-        };
-        for half in 0..2 {
-            let a = nibbles(32 * half, &mut valid);
-            let b = nibbles(32 * half + 16, &mut valid);
-            _mm_storeu_si128(
-                out.as_mut_ptr().add(16 * half).cast::<__m128i>(),
-                _mm_packus_epi16(a, b),
-            );
-        }
-    }
-    (valid == 0xFFFF).then_some(WorkId(out))
-}
-
-/// Lowercase hex digit values; 0xFF marks anything else.
-const NIBBLES: [u8; 256] = {
-    let mut table = [0xFFu8; 256];
-    let mut i = 0;
-    while i < 10 {
-        table[b'0' as usize + i] = i as u8;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 6 {
-        table[b'a' as usize + i] = 10 + i as u8;
-        i += 1;
-    }
-    table
-};
-
-fn nibble(b: u8) -> Option<u8> {
-    let v = NIBBLES[usize::from(b)];
-    (v != 0xFF).then_some(v)
-}
-
 fn clock_value(c: &mut Cursor<'_>) -> Option<Clock> {
     if c.eat(b"\"unix\"").is_some() {
         Some(Clock::Unix)
@@ -498,7 +394,7 @@ pub fn payload_members<'a, const N: usize>(
 }
 
 /// Classifies a line in upstream's exact form, or returns `None`.
-pub fn classify(line: &[u8]) -> Option<Classified> {
+pub(super) fn classify(line: &[u8]) -> Option<Classified> {
     let kind = if line.starts_with(b"{\"attempts\":") {
         lease(line)?
     } else {
@@ -543,11 +439,10 @@ fn lease(line: &[u8]) -> Option<LineKind> {
     if c.pos != line.len() {
         return None;
     }
-    let computed = WorkId(Sha256::digest(payload).into());
-    let op = if computed != id {
-        Op::Lease(Err(LeaseRejection::PayloadMismatch { computed }))
-    } else {
-        Op::Lease(Ok(Lease {
+    let op = match VerifiedId::check(id, payload) {
+        Err(computed) => Op::Lease(Err(LeaseRejection::PayloadMismatch { computed })),
+        Ok(verified) => Op::Lease(Ok(Lease {
+            id: verified,
             worker: PyInt::Small(worker),
             time,
             attempts: PyInt::Small(attempts),
@@ -557,7 +452,7 @@ fn lease(line: &[u8]) -> Option<LineKind> {
                 end: payload_start + payload.len(),
             },
             lenient: Vec::new(),
-        }))
+        })),
     };
     let verbatim = clock.is_some() && matches!(op, Op::Lease(Ok(_)));
     Some(LineKind::Record(Record {
@@ -604,84 +499,6 @@ fn marker_record(line: &[u8]) -> Option<LineKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::journal::record::classify_general;
-
-    fn agrees(line: &[u8]) -> bool {
-        match classify(line) {
-            Some(fast) => {
-                assert_eq!(
-                    fast.detached(line),
-                    classify_general(line),
-                    "{}",
-                    String::from_utf8_lossy(line)
-                );
-                true
-            }
-            None => false,
-        }
-    }
-
-    #[test]
-    fn upstream_lines_take_the_fast_path_and_agree() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/");
-        let mut fast = 0;
-        let mut total = 0;
-        for entry in std::fs::read_dir(format!("{dir}fidelity")).unwrap() {
-            let path = entry.unwrap().path().join("journal.jsonl");
-            let Ok(bytes) = std::fs::read(&path) else {
-                continue;
-            };
-            for line in bytes.split(|&b| b == b'\n') {
-                total += 1;
-                if agrees(line) {
-                    fast += 1;
-                }
-            }
-        }
-        assert!(
-            fast * 2 > total,
-            "most upstream lines are canonical: {fast}/{total}"
-        );
-    }
-
-    #[test]
-    fn ids_decode_as_the_scalar_reference_does() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let alphabet = b"0123456789abcdef";
-        for round in 0..20_000 {
-            let mut hex: Vec<u8> = (0..64).map(|_| alphabet[(next() % 16) as usize]).collect();
-            if round % 2 == 1 {
-                // One byte of any value at any place.
-                let at = (next() % 64) as usize;
-                hex[at] = next() as u8;
-            }
-            assert_eq!(decode_id(&hex), decode_id_scalar(&hex), "{hex:?}");
-        }
-        for byte in 0..=255u8 {
-            for at in [0, 1, 15, 16, 31, 32, 47, 63] {
-                let mut hex = vec![b'7'; 64];
-                hex[at] = byte;
-                assert_eq!(decode_id(&hex), decode_id_scalar(&hex), "{byte} at {at}");
-                assert_eq!(
-                    decode_id(&hex).is_some(),
-                    byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte)
-                );
-            }
-        }
-        let hex = b"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1eff";
-        let mut want = [0u8; 32];
-        for (i, b) in want.iter_mut().enumerate() {
-            *b = i as u8;
-        }
-        want[31] = 0xFF;
-        assert_eq!(decode_id(hex), Some(WorkId(want)));
-    }
 
     #[test]
     fn skip_digits_stops_at_the_first_other_byte() {
@@ -732,59 +549,5 @@ mod tests {
         }
         assert_eq!(skip_plain(b"abc", 3), None);
         assert_eq!(skip_plain(b"abc", 4), None);
-    }
-
-    #[test]
-    fn non_canonical_forms_fall_back() {
-        let id = "b3ebf1ab1e22ca48684634c8a2b31bf4f956e0964f7eccb2c2e09cb59f6cc088";
-        let ok = format!(
-            r#"{{"attempts":1,"clock":"legacy","id":"{id}","op":"lease","payload":{{"path":"legacy","target_branch":5}},"time":123456.789,"worker":1}}"#
-        );
-        assert!(agrees(ok.as_bytes()));
-        for (from, to) in [
-            ("\"time\":123456.789", "\"time\":123456.7890"),
-            ("\"time\":123456.789", "\"time\":1e400"),
-            ("\"worker\":1", "\"worker\":\"1\""),
-            ("\"attempts\":1", "\"attempts\":0"),
-            ("\"path\":\"legacy\"", "\"path\":\"leg\\u0061cy\""),
-            ("\"path\":\"legacy\"", "\"path\":\"legacy\\/\""),
-            (
-                "\"path\":\"legacy\",\"target_branch\":5",
-                "\"target_branch\":5,\"path\":\"legacy\"",
-            ),
-            (
-                "\"path\":\"legacy\",\"target_branch\":5",
-                "\"path\":\"legacy\",\"path\":\"legacy\"",
-            ),
-            ("\"target_branch\":5", "\"target_branch\":-0"),
-            ("\"target_branch\":5", "\"target_branch\":05"),
-            ("\"target_branch\":5", "\"target_branch\": 5"),
-            ("\"target_branch\":5", "\"target_branch\":5.0e0"),
-            ("\"path\":\"legacy\"", "\"p\\u00e9\":\"legacy\""),
-            ("\"path\":\"legacy\"", "\"path\":\"caf\u{e9}\""),
-        ] {
-            let changed = ok.replacen(from, to, 1);
-            assert_ne!(changed, ok, "{from}");
-            assert!(classify(changed.as_bytes()).is_none(), "{changed}");
-        }
-        // Canonical escapes and numbers stay on the fast path.
-        for (from, to) in [
-            (
-                "\"path\":\"legacy\"",
-                "\"path\":\"\\u00e9\\ud83d\\ude00\\u007f\\u0001\\n\\\"\"",
-            ),
-            (
-                "\"target_branch\":5",
-                "\"target_branch\":18446744073709551615",
-            ),
-            (
-                "\"target_branch\":5",
-                "\"target_branch\":[1e+16,1e-05,0.5,-3,{},[]]",
-            ),
-        ] {
-            let changed = ok.replacen(from, to, 1);
-            assert!(classify(changed.as_bytes()).is_some(), "{changed}");
-            assert!(agrees(changed.as_bytes()));
-        }
     }
 }
