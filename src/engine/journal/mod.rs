@@ -1,11 +1,44 @@
 //! The JSONL lease journal (`.work_leases.jsonl` and
-//! `.dispatch_protocol_deferred.jsonl`, one grammar): the line reader, the
-//! per-line classification and the replay, joined by [`scan`], which reads a
-//! file exactly once and keeps memory proportional to the number of ids.
+//! `.dispatch_protocol_deferred.jsonl`, one grammar), read the way
+//! upstream's `WorkLeaseJournal._load` reads it.
 //!
-//! `scan` hands every line to an [`Observer`] together with what replay did
-//! with it, so reports (inspect's history, verify's findings) are built
-//! while streaming instead of from a second read.
+//! # Data flow
+//!
+//! ```text
+//! bytes ──lines──▶ line ──classify──▶ Classified ──replay──▶ Effect, Replay
+//! ```
+//!
+//! [`scan()`] runs the three over a whole file in one read: lines are
+//! classified on every core and replayed in file order; each line goes to
+//! an [`Observer`] with what replay did with it, and the result is a
+//! [`Scan`]: the [`Replay`] (active leases, completed ids) and a
+//! [`Summary`].
+//!
+//! # Submodules
+//!
+//! - `lines`: splitting bytes into upstream's lines (universal newlines,
+//!   invalid UTF-8 deleted first); blocks of whole lines for a stream,
+//!   chunks read by position for a file.
+//! - `model`: what a line is ([`Classified`], [`LineKind`], [`Record`],
+//!   [`Op`], [`Lease`] and the reasons a line or lease is refused), what a
+//!   record did ([`Effect`]) and why a line changed nothing
+//!   ([`IgnoreReason`]). Types only.
+//! - `id`: [`WorkId`] and its hex codecs (SSE2 where there is SSE2), and
+//!   [`VerifiedId`], an id checked against its payload's hash, the only
+//!   kind the replay's id sets take.
+//! - `classify`: one line to its [`Classified`], through a fast path for
+//!   lines in upstream's exact form and a general path for any line,
+//!   siblings that share only the model.
+//! - `replay`: upstream's state machine over records, in order: the last
+//!   lease of an id wins, `done` completes an active id, `reclaim` drops
+//!   one; the state's digest.
+//! - `scan`: reads a source once (a stream in order, or a file by
+//!   position), classifies on every core and replays in order, reporting
+//!   each line to an [`Observer`] with what replay did, so that reports
+//!   (inspect's history, verify's findings) are built while streaming
+//!   rather than from a second read. All of the journal's threading is
+//!   there. Memory follows the number of ids, not the file's size.
+//! - [`encode`]: records written as upstream writes them.
 
 mod classify;
 pub mod encode;

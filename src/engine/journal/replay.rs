@@ -506,8 +506,9 @@ impl Completed {
 }
 
 /// The active leases by id: read like a map; only the replay inserts, and
-/// only a lease whose id it verified (its hasher relies on that: see
-/// [`IdState`]).
+/// only a lease whose id was verified ([`VerifiedId`]): the map hashes ids
+/// by a few of their bytes, which is safe only for ids nobody could
+/// choose.
 #[derive(Clone, Debug, Default)]
 pub struct ActiveLeases(HashMap<VerifiedId, Active, IdState>);
 
