@@ -681,10 +681,10 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
 /// created `O_EXCL` and removed on failure.
 ///
 /// `produce` runs while the check waits for its bytes: it must not wait for
-/// anything the check does. The check runs in a rayon pool of its own, so
-/// `produce` may use the global one (the journal scan also reads its
-/// stream on the calling thread, never in a pool: `engine::journal::scan`).
-/// The check reads each byte once, as soon as it is written; the temporary
+/// anything the check does. It may use the global rayon pool: the check
+/// runs on a thread of its own, and its scan reads a stream on that thread,
+/// never in the pool (`engine::journal::scan`), so no pool thread waits for
+/// `produce`. The check reads each byte once, as soon as it is written; the temporary
 /// file is ours alone (created under the master's lock), and the length is
 /// compared again before the rename.
 pub fn replace(
@@ -983,12 +983,7 @@ fn replace_then(
     // The check reads what is written as it is written; with no thread
     // to spare, it reads the finished file afterwards.
     let job = std::sync::Mutex::new(Some((check, reread)));
-    // `pool`: where the check's parallel work runs. Beside the writer it
-    // is a pool of its own, since the check waits for bytes inside its
-    // workers, and a writer that used the same pool would wait for those
-    // workers in turn: so `produce` may use the global pool. After the
-    // writer, it is the global pool.
-    let run_check = |pool: Option<&rayon::ThreadPool>| {
+    let run_check = || {
         let taken = job
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -997,31 +992,21 @@ fn replace_then(
             // A check that refuses (or panics) stops the writer: there
             // is no point writing the rest.
             let mut refuse = RefuseOnDrop(Some(&progress));
-            let verdict = match pool {
-                Some(pool) => pool.install(|| check(&mut reread)),
-                None => check(&mut reread),
-            };
+            let verdict = check(&mut reread);
             if verdict.is_ok() {
                 refuse.0 = None;
             }
             (verdict, reread.pos)
         })
     };
-    let own_pool = (!failpoint::is("check-thread", "none"))
-        .then(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(rayon::current_num_threads())
-                .thread_name(|i| format!("leasejournal-check-{i}"))
-                .build()
-                .ok()
-        })
-        .flatten();
     let (written, checked) = std::thread::scope(|scope| {
-        let checking = own_pool.as_ref().and_then(|pool| {
+        let checking = if failpoint::is("check-thread", "none") {
+            None
+        } else {
             std::thread::Builder::new()
-                .spawn_scoped(scope, || run_check(Some(pool)))
+                .spawn_scoped(scope, run_check)
                 .ok()
-        });
+        };
         let written = write_temp(file, &shown, &progress, produce);
         let checked = match checking {
             Some(thread) => thread
@@ -1029,7 +1014,7 @@ fn replace_then(
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             // A failed write needs no check.
             None if written.is_err() => None,
-            None => run_check(None),
+            None => run_check(),
         };
         (written, checked)
     });
@@ -1791,49 +1776,33 @@ mod tests {
         assert_eq!(entries(dir.path()), ["journal.jsonl"]);
     }
 
-    /// The check waits for bytes inside its pool's workers. Had it the
-    /// global pool, every worker would be waiting for the writer, and a
-    /// writer that uses the global pool would wait for a worker: neither
-    /// would ever finish (the test would hang).
+    /// The check scans the journal as it is written; the scan reads its
+    /// stream on the check's thread, never in the pool, so a writer that
+    /// uses the global pool between its writes finds it free.
     #[test]
-    fn the_writer_may_use_the_global_pool_while_the_check_waits_in_its_own() {
+    fn the_writer_may_use_the_global_pool_while_the_check_scans() {
         use rayon::prelude::*;
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("journal.jsonl");
-        let read = std::sync::atomic::AtomicBool::new(false);
-        let published = replace(
-            &target,
-            None,
-            true,
-            |out| {
-                produce_big(out)?;
-                let sum: u64 = (0..10_000u64).into_par_iter().sum();
-                out.write_all(format!("{sum}\n").as_bytes())
-            },
-            |f: &mut Reread<'_>| {
-                let f = std::sync::Mutex::new(f);
-                // Every worker of the check's pool waits: one reads, the
-                // others wait for it.
-                let got = std::sync::Mutex::new(Ok(Vec::new()));
-                rayon::broadcast(|worker| {
-                    if worker.index() == 0 {
-                        let mut bytes = Vec::new();
-                        let done = io::Read::read_to_end(&mut *f.lock().unwrap(), &mut bytes);
-                        *got.lock().unwrap() = done.map(|_| bytes).map_err(|e| e.to_string());
-                        read.store(true, std::sync::atomic::Ordering::Release);
-                    }
-                    while !read.load(std::sync::atomic::Ordering::Acquire) {
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                    }
-                });
-                got.into_inner().unwrap()?;
-                Ok(Publish::Yes)
-            },
-        );
+        let produce = |out: &mut dyn Write| {
+            for n in 0..200u64 {
+                let sum: u64 = (0..1000u64).into_par_iter().map(|i| i * n).sum();
+                for _ in 0..200 {
+                    writeln!(out, "{{\"op\":\"noise\",\"n\":{sum}}}")?;
+                }
+            }
+            Ok(())
+        };
+        let lines = std::sync::Mutex::new(0);
+        let published = replace(&target, None, true, produce, |f| {
+            let scan = crate::engine::journal::scan(f, &mut ()).map_err(|e| e.to_string())?;
+            *lines.lock().unwrap() = scan.summary.lines;
+            Ok(Publish::Yes)
+        });
         assert_eq!(published.unwrap(), Publish::Yes);
+        assert_eq!(*lines.lock().unwrap(), 40_000);
         let mut expected = Vec::new();
-        produce_big(&mut expected).unwrap();
-        expected.extend_from_slice(b"49995000\n");
+        produce(&mut expected).unwrap();
         assert!(fs::read(&target).unwrap() == expected);
     }
 
