@@ -22,6 +22,7 @@ GEN=$PWD/target/release/examples/genjournal
 FLOOR=$PWD/target/release/examples/floor
 DIR=${1:-$(mktemp -d)}
 shift || true
+mkdir -p "$DIR"
 SIZES=("$@")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(64 256 1024)
 RUNS=${RUNS:-3}
