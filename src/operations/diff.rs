@@ -24,7 +24,7 @@ use crate::operations::input::{self, InputError, Target};
 use crate::operations::inspect::describe_effect;
 use crate::operations::plan::StateView;
 use crate::operations::schema;
-use crate::operations::statedir::Kind;
+use crate::operations::statedir::{Kind, ProcLocks};
 use crate::operations::words::in_words;
 
 /// What kind of change.
@@ -787,7 +787,7 @@ pub fn run(
 
 /// Opens one side: a file, never a directory.
 fn open_file(path: &Path, kind: Option<Kind>) -> Result<(Kind, Vec<u8>, File), InputError> {
-    match input::target(path, kind)? {
+    match input::target(path, kind, &ProcLocks::default())? {
         Target::File {
             kind, prefix, file, ..
         } => Ok((kind, prefix, file)),

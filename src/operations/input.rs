@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::operations::statedir::{self, Kind, StateDir};
+use crate::operations::statedir::{self, Kind, ProcLocks, StateDir};
 use crate::operations::words::in_words;
 
 pub use crate::operations::error::InputError;
@@ -69,14 +69,18 @@ pub fn stdin_file() -> Result<File, InputError> {
 
 /// Resolves a path to a file of known kind or a state directory; `-` is
 /// standard input.
-pub fn target(path: &Path, kind: Option<Kind>) -> Result<Target, InputError> {
+pub fn target(
+    path: &Path,
+    kind: Option<Kind>,
+    proc_locks: &ProcLocks,
+) -> Result<Target, InputError> {
     if is_stdin(path) {
         let file = stdin_file()?;
         return file_target(path, kind, file);
     }
     let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, &e))?;
     if meta.is_dir() {
-        let dir = statedir::examine(path, statedir::read_proc_locks().as_deref())?;
+        let dir = statedir::examine(path, proc_locks.get())?;
         if dir.files.is_empty() {
             return Err(InputError::new(
                 path,

@@ -282,7 +282,7 @@ pub fn inspect(
     now: f64,
     progress: &dyn Progress,
 ) -> Result<Inspection, InputError> {
-    match input::target(path, kind)? {
+    match input::target(path, kind, &statedir::ProcLocks::default())? {
         Target::File {
             path,
             kind,

@@ -337,6 +337,18 @@ pub fn read_proc_locks() -> Option<String> {
     fs::read_to_string("/proc/locks").ok()
 }
 
+/// `/proc/locks`, read once for a whole run (of any number of state
+/// directories), when it is first needed.
+#[derive(Debug, Default)]
+pub struct ProcLocks(std::sync::OnceLock<Option<String>>);
+
+impl ProcLocks {
+    /// Its text; `None` where the system has none.
+    pub fn get(&self) -> Option<&str> {
+        self.0.get_or_init(read_proc_locks).as_deref()
+    }
+}
+
 /// The PIDs `/proc/locks` lists as holding (not waiting for) a lock on the
 /// file with this device and inode.
 pub fn lock_holders(proc_locks: &str, dev: u64, ino: u64) -> Vec<i64> {

@@ -89,20 +89,26 @@ pub fn cases(prefixes: &[char]) -> Vec<PathBuf> {
 /// Copies a directory's files into a fresh temporary directory.
 pub fn copy_dir(src: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir_to(src, dir.path());
+    dir
+}
+
+/// Copies the files of `src` into `dest` (created), writable.
+pub fn copy_dir_to(src: &Path, dest: &Path) {
+    std::fs::create_dir_all(dest).expect("create the copy");
     for entry in std::fs::read_dir(src).expect("read fixture dir") {
         let entry = entry.expect("entry");
         if entry.path().is_file() {
-            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
+            std::fs::copy(entry.path(), dest.join(entry.file_name())).expect("copy");
         }
     }
-    for entry in std::fs::read_dir(dir.path()).expect("read copy") {
+    for entry in std::fs::read_dir(dest).expect("read copy") {
         let path = entry.expect("entry").path();
         let mut perms = std::fs::metadata(&path).expect("meta").permissions();
         #[allow(clippy::permissions_set_readonly_false)]
         perms.set_readonly(false);
         std::fs::set_permissions(&path, perms).expect("chmod");
     }
-    dir
 }
 
 /// A command that runs the binary as an unprivileged user (uid 65534) when

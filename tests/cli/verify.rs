@@ -1054,3 +1054,56 @@ fn text_counts_are_per_file_and_remedies_quote_paths() {
         None,
     );
 }
+
+/// A fleet audit (`verify /out/*/`) reads the kernel's lock table once for
+/// the whole run, not once per state directory; what it reports is the
+/// same as without the tracer.
+#[test]
+fn a_fleet_audit_reads_the_lock_table_once() {
+    let traced = std::process::Command::new("strace").arg("-V").output();
+    if !traced.is_ok_and(|o| o.status.success()) {
+        eprintln!("verify: strace is not installed; skipping the /proc/locks count");
+        return;
+    }
+    let fleet = tempfile::tempdir().unwrap();
+    let dirs: Vec<PathBuf> = (0..5)
+        .map(|n| {
+            let dir = fleet.path().join(format!("run{n}"));
+            crate::support::copy_dir_to(&fixture("runbook/run1"), &dir);
+            dir
+        })
+        .collect();
+    let log = fleet.path().join("strace.log");
+    let bin = assert_cmd::cargo::cargo_bin!("leasejournal");
+    let args = |cmd: &mut std::process::Command| {
+        cmd.args(["verify", "--quiet", "--now", "1754600000"])
+            .args(&dirs);
+    };
+    let mut plain = std::process::Command::new(bin);
+    args(&mut plain);
+    let plain = plain.output().unwrap();
+    let mut strace = std::process::Command::new("strace");
+    strace
+        .args(["-f", "-qq", "-e", "trace=openat,open", "-o"])
+        .arg(&log)
+        .arg(bin);
+    args(&mut strace);
+    let under = strace.output().unwrap();
+    if !log.exists() {
+        eprintln!("verify: strace cannot trace here (no ptrace?); skipping the /proc/locks count");
+        return;
+    }
+    assert_eq!(
+        (under.status.code(), &under.stdout, &under.stderr),
+        (plain.status.code(), &plain.stdout, &plain.stderr)
+    );
+    let opens = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"/proc/locks\""))
+        .count();
+    assert_eq!(
+        opens, 1,
+        "/proc/locks opened {opens} times for 5 directories"
+    );
+}

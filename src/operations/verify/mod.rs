@@ -60,13 +60,13 @@ pub fn verify(
     progress: &dyn Progress,
 ) -> (VerifyReport, Exit) {
     // Read once for every path: who holds which lock.
-    let proc_locks = statedir::read_proc_locks();
+    let proc_locks = statedir::ProcLocks::default();
     let mut all = Findings::default();
     let mut targets = Vec::new();
     let mut remedies = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
-        match verify_target(path, kind, settings, proc_locks.as_deref(), progress) {
+        match verify_target(path, kind, settings, &proc_locks, progress) {
             Ok(mut checked) => {
                 remedies.push(checked.remedies.apply(&mut checked.findings));
                 let busy = !checked.master_pids.is_empty();
@@ -196,11 +196,11 @@ fn verify_target(
     path: &Path,
     kind: Option<Kind>,
     settings: &Settings,
-    proc_locks: Option<&str>,
+    proc_locks: &statedir::ProcLocks,
     progress: &dyn Progress,
 ) -> Result<Checked, InputError> {
     let shown = path.display().to_string();
-    match input::target(path, kind)? {
+    match input::target(path, kind, proc_locks)? {
         Target::File {
             path,
             kind,
@@ -218,7 +218,7 @@ fn verify_target(
             let holders = if stdin {
                 Vec::new()
             } else {
-                statedir::master_lock(dir, proc_locks).holders
+                statedir::master_lock(dir, proc_locks.get()).holders
             };
             let (name, snapshot) = match kind {
                 Kind::Journal => ("journal", None),
