@@ -52,7 +52,9 @@ fn main() -> std::io::Result<()> {
             if next() % 2 == 0 { 0 } else { next() },
         );
         let id = WorkId::of_canonical(payload.as_bytes());
-        let time = 1_754_550_000.0 + n as f64 * 0.0137;
+        // Arbitrary doubles, as `repr(time.time())` writes them: about
+        // seven decimals (1754550000.0140238), not a short round number.
+        let time = 1_754_550_000.0 + n as f64 * 0.0137 + (next() % 10_000_000) as f64 * 1e-9;
         let legacy = n % 50_000 == 7;
         let (clock, t) = if legacy {
             (Clock::Legacy, 310_000.0 + n as f64)

@@ -60,7 +60,7 @@ pub struct CompactArgs {
 
 /// Runs `compact`.
 pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    let bars = Bars(&args.progress, args.output.format);
+    let bars = Bars::new(&args.progress, args.output.format);
     let flags = (args.drop_completed, args.drop_hidden);
     let (report, exit) = compact::run(
         &args.path,

@@ -15,7 +15,7 @@ use crate::operations::exit::Exit;
 use crate::operations::inspect::{self, JournalOptions};
 use crate::render;
 
-/// Show what a journal, snapshot or state directory says.
+/// Show what journals, snapshots or state directories say.
 ///
 /// PATH is a lease journal, a .state_tasks.json snapshot, or a state
 /// directory (<output>/<name>/), in which case every known file present is
@@ -23,15 +23,22 @@ use crate::render;
 /// files are listed, and whether .master-queue.lock is held is read from
 /// /proc/locks without touching the lock.
 ///
+/// Several PATHs are read side by side (one per core) and reported in the
+/// order given, a blank line between two; a PATH that cannot be read is
+/// named on stderr, the others are still reported, and the exit status is
+/// 2. With several PATHs, --format json writes one document of kind
+/// "inspections": {"inspections": [one report per path], "errors":
+/// [{"path", "message"}]}.
+///
 /// For a journal: size, lines, records by op, clock domains, the tail,
 /// lines upstream ignores and why, the active and completed state upstream's
 /// loader reaches, and a table of active leases. For a snapshot: the clock
 /// domain, tasks, totals, state leases and what upstream's restore changes.
 #[derive(Clone, Debug, Args)]
 pub struct InspectArgs {
-    /// Journal, snapshot or state directory; - reads standard input.
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    /// Journals, snapshots and state directories; - reads standard input.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
 
     /// Read PATH as this kind instead of detecting it from name and content.
     #[arg(long = "kind", value_enum, value_name = "KIND")]
@@ -93,11 +100,18 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         history: args.history.clone(),
         list_completed: args.output.format == Format::Json,
     };
-    let bars = Bars(&args.progress, args.output.format);
+    let bars = Bars::for_paths(&args.progress, args.output.format, args.paths.len());
     let kind = args.kind.map(KindArg::kind);
-    let report = inspect::inspect(&args.path, kind, &options, now, &bars)?;
+    let (report, errors) = inspect::inspect_paths(&args.paths, kind, &options, now, &bars)?;
+    for error in &errors {
+        super::tell(format_args!("{error}"));
+    }
     args.output.emit(out, &report, |out, styles| {
-        render::inspection(out, &report, now, limit, styles)
+        render::inspected(out, &report, now, limit, styles)
     })?;
-    Ok(Exit::Success)
+    Ok(if errors.is_empty() {
+        Exit::Success
+    } else {
+        Exit::Trouble
+    })
 }

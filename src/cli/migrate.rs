@@ -57,7 +57,7 @@ pub struct MigrateArgs {
 /// Runs `migrate`.
 pub fn run(args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let now = args.now.unwrap_or_else(system_now);
-    let bars = Bars(&args.progress, args.output.format);
+    let bars = Bars::new(&args.progress, args.output.format);
     let options = args.write.options();
     let (report, exit) =
         migrate::run(&args.path, args.rewrite, now, &options, &bars, &write::tell)?;

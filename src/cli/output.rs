@@ -111,12 +111,46 @@ pub struct ProgressArgs {
     pub no_progress: bool,
 }
 
-/// The progress bars of one run: the options and the output format.
-pub struct Bars<'a>(pub &'a ProgressArgs, pub Format);
+/// The progress bars of one run: the options, the output format and,
+/// when several files may be read at once, the bars showing, drawn
+/// together.
+pub struct Bars<'a> {
+    args: &'a ProgressArgs,
+    format: Format,
+    together: Option<indicatif::MultiProgress>,
+}
+
+impl<'a> Bars<'a> {
+    /// The bars of a run that reads one file at a time.
+    pub fn new(args: &'a ProgressArgs, format: Format) -> Self {
+        Bars {
+            args,
+            format,
+            together: None,
+        }
+    }
+
+    /// The bars of a run over `paths` command-line paths, read side by side
+    /// when there are several.
+    pub fn for_paths(args: &'a ProgressArgs, format: Format, paths: usize) -> Self {
+        Bars {
+            together: (paths > 1).then(|| {
+                indicatif::MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::stderr())
+            }),
+            ..Bars::new(args, format)
+        }
+    }
+}
 
 impl Progress for Bars<'_> {
     fn meter(&self, path: &std::path::Path, len: u64) -> Box<dyn Meter + '_> {
-        Box::new(BarMeter(self.0.bar(path, len, self.1)))
+        let bar = self.args.bar(path, len, self.format);
+        // A hidden bar stays out: joining the others would draw it.
+        let bar = match &self.together {
+            Some(together) if !bar.is_hidden() => together.add(bar),
+            _ => bar,
+        };
+        Box::new(BarMeter(bar))
     }
 }
 

@@ -80,7 +80,7 @@ pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         "recover --salvage is now `leasejournal repair`, which also seals the tail and never reclaims a lease; nothing was changed"
     );
     let now = args.now.unwrap_or_else(system_now);
-    let bars = Bars(&args.progress, args.output.format);
+    let bars = Bars::new(&args.progress, args.output.format);
     let options = args.write.options();
     if !args.discard {
         let report = recover::run_forecast(&args.path, &options, now, &bars)?;

@@ -47,7 +47,7 @@ pub struct RepairArgs {
 
 /// Runs `repair`.
 pub fn run(args: &RepairArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    let bars = Bars(&args.progress, args.output.format);
+    let bars = Bars::new(&args.progress, args.output.format);
     let (report, exit) = repair::run(&args.paths, &args.write.options(), &bars, &write::tell)?;
     args.output.emit(out, &report, |out, styles| {
         render::repair(out, &report, styles)

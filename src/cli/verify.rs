@@ -36,7 +36,7 @@ use crate::render;
 /// (1) when something is; incomplete (2) when a path could not be checked;
 /// busy (3) when a live master holds .master-queue.lock of a checked
 /// directory (its pid is named). Busy wins over incomplete, incomplete
-/// over no-go. With several paths each is reported separately.
+/// over no-go. Several paths are checked side by side, reported in order.
 #[derive(Clone, Debug, Args)]
 pub struct VerifyArgs {
     /// Journals, snapshots and state directories; - reads standard input.
@@ -105,7 +105,7 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     } else {
         args.output.format
     };
-    let bars = Bars(&args.progress, format);
+    let bars = Bars::for_paths(&args.progress, format, args.paths.len());
     let kind = args.kind.map(KindArg::kind);
     let (report, exit) = verify::verify(&args.paths, kind, &settings, &bars);
     for error in &report.errors {

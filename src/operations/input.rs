@@ -5,6 +5,8 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::operations::statedir::{self, Kind, ProcLocks, StateDir};
 use crate::operations::words::in_words;
 
@@ -130,4 +132,25 @@ pub fn size(path: &Path, file: &File) -> Result<u64, InputError> {
     file.metadata()
         .map(|m| m.len())
         .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))))
+}
+
+/// Runs `check` on every path, several at once (as many as rayon's pool
+/// has threads), and returns the results in the order of `paths`. Standard
+/// input is read on the calling thread first, so that no thread of the
+/// pool waits for a pipe; every other path is read by position.
+pub fn each_path<T: Send>(paths: &[PathBuf], check: impl Fn(&Path) -> T + Sync) -> Vec<T> {
+    let mut results: Vec<Option<T>> = paths
+        .iter()
+        .map(|path| is_stdin(path).then(|| check(path)))
+        .collect();
+    results
+        .par_iter_mut()
+        .zip(paths)
+        .with_max_len(1)
+        .for_each(|(slot, path)| {
+            if slot.is_none() {
+                *slot = Some(check(path));
+            }
+        });
+    results.into_iter().flatten().collect()
 }

@@ -5,7 +5,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -273,6 +273,88 @@ pub enum Inspection {
     Directory(DirectoryReport),
 }
 
+/// What `inspect` of several paths reports: each path's inspection, in
+/// the order given, and the paths that could not be read.
+#[derive(Debug, Serialize)]
+pub struct Inspections {
+    /// Contract version.
+    pub schema_version: u32,
+    /// `inspections`.
+    pub kind: &'static str,
+    /// One per path that was read, in the order given.
+    pub inspections: Vec<Inspection>,
+    /// The paths that could not be read, in the order given.
+    pub errors: Vec<PathError>,
+}
+
+/// A path that could not be read.
+#[derive(Debug, Serialize)]
+pub struct PathError {
+    /// The path, as given.
+    pub path: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// What `inspect` reports: one path's inspection, or several paths'.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Inspected {
+    /// One path: its inspection.
+    One(Inspection),
+    /// Several paths.
+    Many(Inspections),
+}
+
+/// Inspects every path of `paths` ([`inspect`]), several at once, and
+/// returns the report with the errors of the paths that could not be read
+/// (already in the report of several paths). One path that cannot be read
+/// is the error.
+pub fn inspect_paths(
+    paths: &[PathBuf],
+    kind: Option<Kind>,
+    options: &JournalOptions,
+    now: f64,
+    progress: &dyn Progress,
+) -> Result<(Inspected, Vec<InputError>), InputError> {
+    // Read once for every path: who holds which lock.
+    let proc_locks = statedir::ProcLocks::default();
+    let mut results = input::each_path(paths, |path| {
+        inspect_with(path, kind, options, now, progress, &proc_locks)
+    });
+    if results.len() == 1
+        && let Some(result) = results.pop()
+    {
+        return Ok((Inspected::One(result?), Vec::new()));
+    }
+    let mut inspections = Vec::new();
+    let (mut errors, mut shown) = (Vec::new(), Vec::new());
+    for (path, result) in paths.iter().zip(results) {
+        match result {
+            Ok(inspection) => inspections.push(inspection),
+            Err(error) => {
+                shown.push(PathError {
+                    path: path.display().to_string(),
+                    // A file of a directory names itself.
+                    message: if error.path == *path {
+                        error.problem.clone()
+                    } else {
+                        error.to_string()
+                    },
+                });
+                errors.push(error);
+            }
+        }
+    }
+    let report = Inspections {
+        schema_version: schema::INSPECT,
+        kind: "inspections",
+        inspections,
+        errors: shown,
+    };
+    Ok((Inspected::Many(report), errors))
+}
+
 /// Inspects PATH: a journal, a snapshot, or a state directory (`-` is
 /// standard input), read once, read-only.
 pub fn inspect(
@@ -282,7 +364,20 @@ pub fn inspect(
     now: f64,
     progress: &dyn Progress,
 ) -> Result<Inspection, InputError> {
-    match input::target(path, kind, &statedir::ProcLocks::default())? {
+    let proc_locks = statedir::ProcLocks::default();
+    inspect_with(path, kind, options, now, progress, &proc_locks)
+}
+
+/// [`inspect`], with the lock table read (once) through `proc_locks`.
+fn inspect_with(
+    path: &Path,
+    kind: Option<Kind>,
+    options: &JournalOptions,
+    now: f64,
+    progress: &dyn Progress,
+    proc_locks: &statedir::ProcLocks,
+) -> Result<Inspection, InputError> {
+    match input::target(path, kind, proc_locks)? {
         Target::File {
             path,
             kind,

@@ -140,8 +140,6 @@ pub struct Forecast {
     /// requeue their work; `repair` brings them back. Filled in by the
     /// caller that observed the scan.
     pub hidden_records: usize,
-    /// The replay state now.
-    pub before: StateView,
 }
 
 /// Forecasts resume's recovery of a journal. `is_file` answers
@@ -178,7 +176,6 @@ pub fn forecast(
         duplicates: 0,
         first_append,
         hidden_records: 0,
-        before: StateView::of(replay),
         reclaims,
     }
 }
@@ -513,6 +510,9 @@ pub struct ForecastFile {
     /// What resume does with it.
     #[serde(flatten)]
     pub forecast: Forecast,
+    /// The replay state now (verify's forecasts leave out its digest, a
+    /// hash of every id).
+    pub before: StateView,
 }
 
 /// The `recover --format json` document (without `--discard`).
@@ -670,6 +670,7 @@ pub fn run_forecast(
         forecasts.push(ForecastFile {
             path: path.display().to_string(),
             forecast,
+            before: StateView::of(&scan.replay),
         });
     }
     let mut named: Vec<(&str, &mut Forecast)> = forecasts

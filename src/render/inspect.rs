@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::{Styles, age, count, duration, noun, plural, printable, table, utc};
 use crate::engine::journal::{Clock, ClockMarker, IgnoreReason, TailState, WorkId};
 use crate::operations::inspect::{
-    DirectoryReport, FileReport, Inspection, JournalReport, SnapshotReport,
+    DirectoryReport, FileReport, Inspected, Inspection, JournalReport, SnapshotReport,
 };
 
 fn short(id: &WorkId) -> String {
@@ -392,6 +392,29 @@ pub fn inspection(
         Inspection::File(FileReport::Journal(j)) => journal(out, j, now, limit, s),
         Inspection::File(FileReport::Snapshot(snap)) => snapshot(out, snap, s),
         Inspection::Directory(d) => directory(out, d, now, limit, s),
+    }
+}
+
+/// Writes what `inspect` reports: one inspection, or several, a blank line
+/// between two.
+pub fn inspected(
+    out: &mut dyn Write,
+    r: &Inspected,
+    now: f64,
+    limit: Option<usize>,
+    s: &Styles,
+) -> io::Result<()> {
+    match r {
+        Inspected::One(one) => inspection(out, one, now, limit, s),
+        Inspected::Many(many) => {
+            for (i, one) in many.inspections.iter().enumerate() {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                inspection(out, one, now, limit, s)?;
+            }
+            Ok(())
+        }
     }
 }
 

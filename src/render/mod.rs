@@ -9,7 +9,7 @@ mod verify;
 mod write;
 
 pub use diff::diff;
-pub use inspect::{directory, inspection, journal, snapshot};
+pub use inspect::{directory, inspected, inspection, journal, snapshot};
 pub use table::{Table, printable};
 pub use verify::{catalog, explain, verify};
 pub use write::{compact, discard, forecast, migrate, repair};

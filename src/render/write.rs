@@ -221,8 +221,8 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
         writeln!(
             out,
             "  state       {} active, {} completed",
-            count(p.before.active as u64),
-            count(p.before.completed as u64)
+            count(f.before.active as u64),
+            count(f.before.completed as u64)
         )?;
         writeln!(
             out,

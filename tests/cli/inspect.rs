@@ -4,7 +4,7 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::io::AsRawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::golden;
 use crate::schema::{self, Clock, Inspect, TailState};
@@ -511,4 +511,121 @@ fn tables_align_in_colour_and_show_control_characters_escaped() {
         .collect();
     assert_eq!(widths.len(), 6, "{text}");
     assert!(widths.iter().all(|&w| w == widths[0]), "{widths:?}\n{text}");
+}
+
+/// Several paths are read side by side and reported in the order given,
+/// each exactly as it is alone, a blank line between two; a path that
+/// cannot be read is named on stderr and among the errors, the others are
+/// still reported, and the exit status is 2. Standard input among them is
+/// read too. One thread or several, the bytes are the same.
+#[test]
+fn several_paths_are_reported_in_the_order_given() {
+    let missing = fixture("no-such-state-directory");
+    let journal = fixture("samples/.work_leases.jsonl");
+    let paths = [
+        fixture("samples"),
+        journal.clone(),
+        missing.clone(),
+        Path::new("-").to_path_buf(),
+        fixture("runbook/run1"),
+        fixture("samples/.state_tasks.json"),
+    ];
+    let alone = |format: &str, path: &Path| {
+        let out = lj()
+            .args(["inspect", "--now", NOW, "--format", format])
+            .arg(path)
+            .pipe_stdin(&journal)
+            .unwrap()
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", path.display());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let readable: Vec<&PathBuf> = paths.iter().filter(|p| **p != missing).collect();
+    let tables: Vec<String> = readable.iter().map(|p| alone("table", p)).collect();
+    let stderr = format!(
+        "leasejournal: {}: no such file or directory\n",
+        missing.display()
+    );
+    for threads in ["1", "2"] {
+        let out = lj()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["inspect", "--now", NOW])
+            .args(&paths)
+            .pipe_stdin(&journal)
+            .unwrap()
+            .output()
+            .unwrap();
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8(out.stdout).unwrap(),
+                String::from_utf8(out.stderr).unwrap()
+            ),
+            (Some(2), tables.join("\n"), stderr.clone()),
+            "{threads} threads"
+        );
+    }
+    let out = lj()
+        .args(["inspect", "--now", NOW, "--format", "json"])
+        .args(&paths)
+        .pipe_stdin(&journal)
+        .unwrap()
+        .output()
+        .unwrap();
+    assert_eq!(
+        (out.status.code(), String::from_utf8(out.stderr).unwrap()),
+        (Some(2), stderr)
+    );
+    let value = |text: &[u8]| serde_json::from_slice::<serde_json::Value>(text).unwrap();
+    let expected = serde_json::json!({
+        "schema_version": 1,
+        "kind": "inspections",
+        "inspections": readable
+            .iter()
+            .map(|p| value(alone("json", p).as_bytes()))
+            .collect::<Vec<_>>(),
+        "errors": [{
+            "path": missing.display().to_string(),
+            "message": "no such file or directory",
+        }],
+    });
+    assert_eq!(value(&out.stdout), expected);
+    // The contract, typed.
+    let many = crate::schema::parse::<Inspect>(&out.stdout).many();
+    assert_eq!(many.inspections.len(), 5);
+}
+
+/// A file of a state directory that cannot be read is named in the error
+/// of its directory's path.
+#[test]
+fn several_paths_name_the_file_that_failed() {
+    let top = tempfile::tempdir().unwrap();
+    let (bad, good) = (top.path().join("bad"), top.path().join("good"));
+    crate::support::copy_dir_to(&fixture("samples"), &bad);
+    crate::support::copy_dir_to(&fixture("samples"), &good);
+    let journal = bad.join(".work_leases.jsonl");
+    fs::set_permissions(&journal, fs::Permissions::from_mode(0o000)).unwrap();
+    for dir in [top.path(), &bad, &good] {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (mut cmd, _keep) = crate::support::unprivileged_command();
+    let out = cmd
+        .args(["inspect", "--now", NOW, "--format", "json"])
+        .args([&bad, &good])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("leasejournal: {}: permission denied\n", journal.display())
+    );
+    let many = crate::schema::parse::<Inspect>(&out.stdout).many();
+    assert_eq!(
+        many.errors,
+        [schema::PathError {
+            path: bad.display().to_string(),
+            message: format!("{}: permission denied", journal.display()),
+        }]
+    );
+    assert_eq!(many.inspections.len(), 1);
 }

@@ -119,13 +119,32 @@ pub struct Reclaim {
 
 // ---- inspect --------------------------------------------------------------
 
-/// `inspect --format json` of one path: its `kind` says which.
+/// `inspect --format json`: its `kind` says which report (`inspections`
+/// for several paths).
 #[derive(Debug, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Inspect {
     Journal(Box<InspectJournal>),
     Snapshot(Box<InspectSnapshot>),
     Directory(Box<InspectDirectory>),
+    Inspections(Box<InspectMany>),
+}
+
+/// `inspect --format json` of several paths.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InspectMany {
+    pub schema_version: u32,
+    pub inspections: Vec<Inspect>,
+    pub errors: Vec<PathError>,
+}
+
+/// A path `inspect` could not read.
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PathError {
+    pub path: String,
+    pub message: String,
 }
 
 impl Inspect {
@@ -142,6 +161,14 @@ impl Inspect {
         match self {
             Inspect::Snapshot(s) => *s,
             other => panic!("not a snapshot report: {other:?}"),
+        }
+    }
+
+    /// The report of several paths; panics on another kind.
+    pub fn many(self) -> InspectMany {
+        match self {
+            Inspect::Inspections(m) => *m,
+            other => panic!("not a report of several paths: {other:?}"),
         }
     }
 

@@ -1107,3 +1107,61 @@ fn a_fleet_audit_reads_the_lock_table_once() {
         "/proc/locks opened {opens} times for 5 directories"
     );
 }
+
+/// Paths are checked side by side and reported in the order given: the
+/// report of forty paths (directories, files, one that does not exist) is
+/// the same, byte for byte, on one thread and on several, and lists the
+/// targets in argument order.
+#[test]
+fn a_fleet_audit_reports_in_the_order_given() {
+    let fleet = tempfile::tempdir().unwrap();
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for n in 0..40 {
+        let path = match n % 4 {
+            0 => fleet.path().join(format!("missing{n}")),
+            1 => fixture("samples/.work_leases.jsonl"),
+            _ => {
+                let dir = fleet.path().join(format!("run{n}"));
+                let from = if n % 4 == 2 {
+                    "runbook/run1"
+                } else {
+                    "samples"
+                };
+                crate::support::copy_dir_to(&fixture(from), &dir);
+                dir
+            }
+        };
+        paths.push(path);
+    }
+    let run = |threads: &str, format: &str| {
+        lj().env("RAYON_NUM_THREADS", threads)
+            .args(["verify", "--now", "1754600000", "--format", format])
+            .args(&paths)
+            .output()
+            .unwrap()
+    };
+    for format in ["table", "json"] {
+        let (one, two) = (run("1", format), run("2", format));
+        assert_eq!(
+            (two.status.code(), &two.stdout, &two.stderr),
+            (one.status.code(), &one.stdout, &one.stderr),
+            "{format}"
+        );
+        assert_eq!(one.status.code(), Some(2), "{format}: a path is missing");
+    }
+    let report: crate::schema::Verify = crate::schema::parse(&run("2", "json").stdout);
+    let checked: Vec<String> = report.targets.iter().map(|t| t.path.clone()).collect();
+    let readable: Vec<String> = paths
+        .iter()
+        .filter(|p| p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    assert_eq!(checked, readable);
+    let missing: Vec<String> = report.errors.iter().map(|e| e.path.clone()).collect();
+    let expected: Vec<String> = paths
+        .iter()
+        .filter(|p| !p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    assert_eq!(missing, expected);
+}

@@ -61,12 +61,15 @@ pub fn verify(
 ) -> (VerifyReport, Exit) {
     // Read once for every path: who holds which lock.
     let proc_locks = statedir::ProcLocks::default();
+    let checked = input::each_path(paths, |path| {
+        verify_target(path, kind, settings, &proc_locks, progress)
+    });
     let mut all = Findings::default();
     let mut targets = Vec::new();
     let mut remedies = Vec::new();
     let mut errors = Vec::new();
-    for path in paths {
-        match verify_target(path, kind, settings, &proc_locks, progress) {
+    for (path, checked) in paths.iter().zip(checked) {
+        match checked {
             Ok(mut checked) => {
                 remedies.push(checked.remedies.apply(&mut checked.findings));
                 let busy = !checked.master_pids.is_empty();

@@ -27,6 +27,12 @@
 //! code may use the pool while a scan runs, including code that the scan's
 //! reads wait for.
 //!
+//! Scans may themselves run side by side on the pool (`verify` and
+//! `inspect` of many paths). A positional scan called from a thread of the
+//! pool splits its lines among the cores only when the file has more than
+//! a few chunks: for a small file, the other cores have files of their
+//! own, and splitting would only cost.
+//!
 //! The positional scan used to run a queue of its own: a mutex, a
 //! condition variable and threads beside rayon's, handing chunks over one
 //! at a time. The pipeline hands over a group at a time instead, and

@@ -105,6 +105,10 @@ impl Read for InOrderReads<'_> {
 /// with a stream, a read that races with the truncation may get zeros
 /// where the file was cut (the kernel's doing); they read as a damaged
 /// line.
+/// Above this many chunks, a scan called from a thread of the pool still
+/// splits its lines among the cores.
+const SPLIT_IN_POOL: u64 = 16;
+
 fn scan_positional(
     src: Positional<'_>,
     mut replay: Replay,
@@ -113,6 +117,16 @@ fn scan_positional(
 ) -> io::Result<Scan> {
     let size = options.block_size.max(1) as u64;
     let chunks = src.len.div_ceil(size);
+    // Called from a thread of the pool, the scan is one of several running
+    // side by side (`verify` of many paths): the cores are busy already,
+    // and splitting a small file's lines among them costs more than it
+    // gives. A large file is still split, so that it does not end the run
+    // on one core.
+    let options = ScanOptions {
+        parallel: options.parallel
+            && (rayon::current_thread_index().is_none() || chunks > SPLIT_IN_POOL),
+        ..options
+    };
     let threads = if options.parallel {
         rayon::current_num_threads()
     } else {
@@ -274,6 +288,22 @@ mod tests {
             }
         }
         bytes
+    }
+
+    /// Called from a thread of the pool, a scan of a few chunks runs on
+    /// that thread alone and one of many chunks still splits: both read
+    /// exactly as a scan called from outside the pool.
+    #[test]
+    fn a_scan_from_the_pool_reads_the_same() {
+        let bytes = journal_bytes();
+        let mut sides = Vec::new();
+        for block_size in [1 << 20, 100_000, 1000] {
+            sides.push((bytes.len() as u64).div_ceil(block_size as u64) > SPLIT_IN_POOL);
+            let want = scanned(Positional::bytes(&bytes), block_size);
+            let inside = on_four_threads(|| scanned(Positional::bytes(&bytes), block_size));
+            assert_eq!(inside, want, "block size {block_size}");
+        }
+        assert_eq!(sides, [false, false, true], "both sides of the rule");
     }
 
     fn on_four_threads<T: Send>(f: impl FnOnce() -> T + Send) -> T {
