@@ -153,7 +153,11 @@ fn verify_file(
             let advance = |n| meter.advance(n);
             let src = Positional::file(&file, len).with_progress(&advance);
             let result = journal(src, &shown, deferred, settings)
-                .map(|v| {
+                .map(|mut v| {
+                    // The forecast needs the active leases only: the
+                    // completed set goes first, so that the two never
+                    // add up at peak.
+                    drop(std::mem::take(&mut v.replay.completed));
                     let forecast =
                         recover::forecast(&v.replay, &v.summary.tail, settings.now, |p| {
                             Path::new(p).is_file()
