@@ -7,7 +7,7 @@ cargo build --release --quiet --bin leasejournal
 BIN=target/release/leasejournal
 found=0
 for needle in LEASEJOURNAL_FAILPOINTS backup-written before-rename after-rename \
-  temp-written tail-cut before-append check-thread; do
+  temp-written tail-cut before-append check-thread backup-link; do
   if grep -q -a -F -- "$needle" "$BIN"; then
     echo "release binary holds the test hook string '$needle'" >&2
     found=1

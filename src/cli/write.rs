@@ -25,7 +25,7 @@ pub struct WriteArgs {
     #[arg(long = "output", value_name = "FILE", conflicts_with = "apply")]
     pub output: Option<PathBuf>,
 
-    /// Do not keep a copy of a file changed in place.
+    /// Do not keep a backup of a file changed in place.
     #[arg(long = "no-backup", conflicts_with = "output")]
     pub no_backup: bool,
 

@@ -164,7 +164,19 @@ pub fn write_result_in_blocks(
     out: &mut dyn Write,
     block_size: usize,
 ) -> io::Result<()> {
-    let mut wanted = plan.keep_offsets.iter().peekable();
+    write_kept(src, &plan.keep_offsets, out, block_size)?;
+    write_leases(&plan.leases, out)
+}
+
+/// The first part of the result: the lines at `keep_offsets` (a plan's),
+/// read from `src` in blocks of about `block_size` bytes.
+fn write_kept(
+    src: impl Read,
+    keep_offsets: &[u64],
+    out: &mut dyn Write,
+    block_size: usize,
+) -> io::Result<()> {
+    let mut wanted = keep_offsets.iter().peekable();
     let mut reader = BlockReader::with_block_size(src, block_size);
     while wanted.peek().is_some()
         && let Some(block) = reader.next_block()?
@@ -197,7 +209,12 @@ pub fn write_result_in_blocks(
         out.write_all(&data[run])?;
         reader.recycle(block);
     }
-    for (id, a) in &plan.leases {
+    Ok(())
+}
+
+/// The second part of the result: the active leases, sorted by id.
+fn write_leases(leases: &[(WorkId, Active)], out: &mut dyn Write) -> io::Result<()> {
+    for (id, a) in leases {
         out.write_all(&lease_bytes(id, a))?;
     }
     Ok(())
@@ -313,6 +330,9 @@ fn compact_file(
         },
         removed_temp_files,
     );
+    // The offsets go once they are written: the check's replay, at its
+    // largest when the writing ends, does not meet them in memory.
+    let keep_offsets = std::mem::take(&mut outcome.plan.plan.keep_offsets);
     let plan = &outcome.plan.plan;
     // The result is compared with the source while it is written, so the
     // size and "already compact" come without another pass.
@@ -325,7 +345,15 @@ fn compact_file(
             a: out,
             b: &mut sink,
         };
-        write_result(transaction::reopen(path, &identity)?, plan, &mut tee)?;
+        let src = transaction::reopen(path, &identity)?;
+        write_kept(
+            src,
+            &keep_offsets,
+            &mut tee,
+            BlockReader::<&[u8]>::DEFAULT_BLOCK,
+        )?;
+        drop(keep_offsets);
+        write_leases(&plan.leases, &mut tee)?;
         *measured.lock().unwrap_or_else(PoisonError::into_inner) = sink.finish()?;
         Ok(())
     };

@@ -162,13 +162,20 @@ impl<'a> Session<'a> {
     }
 
     /// Before a change in place: checks that `path` is still the file that
-    /// was read (`identity`), then backs it up unless --no-backup.
-    pub fn backup(&self, path: &Path, identity: &Identity) -> Result<Option<String>, WriteError> {
+    /// was read (`identity`), then backs it up unless --no-backup: a hard
+    /// link of `replaced`, the original's descriptor, when the change
+    /// renames a new file over it, else a copy ([`durable::backup`]).
+    pub fn backup(
+        &self,
+        path: &Path,
+        identity: &Identity,
+        replaced: Option<&File>,
+    ) -> Result<Option<String>, WriteError> {
         identity.check(path)?;
         if self.args.no_backup {
             return Ok(None);
         }
-        let dest = durable::backup(path, self.args.backup_dir.as_deref(), &self.stamp)?;
+        let dest = durable::backup(path, self.args.backup_dir.as_deref(), &self.stamp, replaced)?;
         self.made(
             &dest,
             format!("backed up {} to {}", path.display(), dest.display()),
@@ -239,7 +246,7 @@ impl<'a> Session<'a> {
         let identity = Identity::of(original.meta);
         let mut backup = None;
         let published = durable::replace_in_place(path, original, produce, check, || {
-            backup = self.backup(path, &identity)?;
+            backup = self.backup(path, &identity, Some(original.file))?;
             Ok(())
         })?;
         Ok((published, backup))
@@ -258,7 +265,8 @@ impl<'a> Session<'a> {
         identity: &Identity,
         (tail, bytes, after): (&TailFix, &[u8], &StateView),
     ) -> Result<(Option<String>, Option<TailFix>), WriteError> {
-        let backup = self.backup(path, identity)?;
+        // A copy: the append writes to the inode a link would share.
+        let backup = self.backup(path, identity, None)?;
         drop(file);
         let sealed = append_and_check(path, identity, tail, bytes, after)?;
         let ended = (sealed == durable::Sealed::Terminated).then_some(TailFix::Terminate {
@@ -487,9 +495,10 @@ pub fn reopen(path: &Path, identity: &Identity) -> io::Result<BufReader<durable:
     ))
 }
 
-/// A sink that compares what is written with a reader's bytes.
+/// A sink that compares what is written with a reader's bytes. Once they
+/// differ it only counts: the reader and its buffer are dropped.
 pub struct CompareSink<R: Read> {
-    src: R,
+    src: Option<R>,
     scratch: Vec<u8>,
     /// Bytes written so far.
     pub written: u64,
@@ -501,7 +510,7 @@ impl<R: Read> CompareSink<R> {
     /// Compares against `src`.
     pub fn new(src: R) -> Self {
         CompareSink {
-            src,
+            src: Some(src),
             scratch: Vec::new(),
             written: 0,
             equal: true,
@@ -509,23 +518,25 @@ impl<R: Read> CompareSink<R> {
     }
 
     /// Whether the output equalled the whole source.
-    pub fn finish(mut self) -> io::Result<(u64, bool)> {
-        let mut probe = [0u8; 1];
-        let at_end = self.src.read(&mut probe)? == 0;
+    pub fn finish(self) -> io::Result<(u64, bool)> {
+        let at_end = match self.src {
+            Some(mut src) => src.read(&mut [0u8; 1])? == 0,
+            None => false,
+        };
         Ok((self.written, self.equal && at_end))
     }
 }
 
 impl<R: Read> Write for CompareSink<R> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.equal {
+        if let Some(src) = &mut self.src {
             if self.scratch.len() < buf.len() {
                 self.scratch.resize(buf.len(), 0);
             }
             let theirs = &mut self.scratch[..buf.len()];
             let mut got = 0;
             while got < buf.len() {
-                let n = self.src.read(&mut theirs[got..])?;
+                let n = src.read(&mut theirs[got..])?;
                 if n == 0 {
                     break;
                 }
@@ -533,6 +544,8 @@ impl<R: Read> Write for CompareSink<R> {
             }
             if got < buf.len() || theirs != buf {
                 self.equal = false;
+                self.src = None;
+                self.scratch = Vec::new();
             }
         }
         self.written += buf.len() as u64;

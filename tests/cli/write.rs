@@ -1169,6 +1169,99 @@ fn a_result_that_does_not_replay_to_the_plan_is_never_published() {
 }
 
 #[test]
+fn a_rewrite_in_place_keeps_the_original_itself_as_its_backup() {
+    use std::os::unix::fs::MetadataExt;
+    let expected_dir = tempfile::tempdir().unwrap();
+    let expected = expected_dir.path().join("compacted.jsonl");
+    let report: schema::Compact = json_written(
+        lj().args(["compact", "--format=json", "--output"])
+            .arg(&expected)
+            .arg(fixture("fidelity/j000/journal.jsonl")),
+    );
+    assert!(report.only().written);
+    let expected = fs::read(&expected).unwrap();
+    // compact --apply renames the result over the journal: the backup is
+    // a hard link of the journal as it was, the same inode, no copy.
+    let dir = copy_dir(&fixture("fidelity/j000"));
+    let path = dir.path().join("journal.jsonl");
+    let original = fs::read(&path).unwrap();
+    let ino = fs::metadata(&path).unwrap().ino();
+    let report: schema::Compact = json_written(
+        lj().args(["compact", "--apply", "--format=json"])
+            .arg(&path),
+    );
+    let backup = PathBuf::from(report.only().backup.as_deref().unwrap());
+    let meta = fs::metadata(&backup).unwrap();
+    assert_eq!((meta.ino(), meta.nlink()), (ino, 1));
+    assert_eq!(fs::read(&backup).unwrap(), original);
+    assert_ne!(fs::metadata(&path).unwrap().ino(), ino);
+    assert_eq!(fs::read(&path).unwrap(), expected);
+
+    // Where no link can be made (the failpoint fails the link as another
+    // file system would), the backup is a copy, and the run is otherwise
+    // the same.
+    let dir = copy_dir(&fixture("fidelity/j000"));
+    let path = dir.path().join("journal.jsonl");
+    let ino = fs::metadata(&path).unwrap().ino();
+    let report: schema::Compact = json_written(
+        lj().args(["compact", "--apply", "--format=json"])
+            .arg(&path)
+            .env("LEASEJOURNAL_FAILPOINTS", "backup-link=error"),
+    );
+    let backup = PathBuf::from(report.only().backup.as_deref().unwrap());
+    let meta = fs::metadata(&backup).unwrap();
+    assert_ne!(meta.ino(), ino);
+    assert_eq!(meta.nlink(), 1);
+    assert_eq!(fs::read(&backup).unwrap(), original);
+    assert_eq!(fs::read(&path).unwrap(), expected);
+
+    // A --backup-dir on another file system, where the machine has one.
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() && fs::metadata(shm).unwrap().dev() != fs::metadata(&path).unwrap().dev() {
+        let backups = tempfile::tempdir_in(shm).unwrap();
+        let dir = copy_dir(&fixture("fidelity/j000"));
+        let path = dir.path().join("journal.jsonl");
+        let report: schema::Compact = json_written(
+            lj().args(["compact", "--apply", "--format=json", "--backup-dir"])
+                .arg(backups.path())
+                .arg(&path),
+        );
+        let backup = PathBuf::from(report.only().backup.as_deref().unwrap());
+        assert!(backup.starts_with(backups.path()));
+        assert_eq!(fs::read(&backup).unwrap(), original);
+    }
+}
+
+#[test]
+fn a_change_appended_in_place_keeps_a_copy_as_its_backup() {
+    use std::os::unix::fs::MetadataExt;
+    // recover --discard appends to the journal itself: a link would share
+    // the appended records, so the backup is a copy.
+    let dir = copy_dir(&fixture("fidelity/j000"));
+    let path = dir.path().join("journal.jsonl");
+    let original = fs::read(&path).unwrap();
+    let ino = fs::metadata(&path).unwrap().ino();
+    let report: schema::Discard = json_written(
+        lj().args([
+            "recover",
+            "--discard",
+            "--all",
+            "--now=1754560000",
+            "--apply",
+            "--format=json",
+        ])
+        .arg(&path),
+    );
+    let file = report.only();
+    assert!(!file.plan.reclaims.is_empty());
+    let backup = PathBuf::from(file.backup.as_deref().unwrap());
+    assert_ne!(fs::metadata(&backup).unwrap().ino(), ino);
+    assert_eq!(fs::metadata(&path).unwrap().ino(), ino);
+    assert_eq!(fs::read(&backup).unwrap(), original);
+    assert!(fs::read(&path).unwrap().len() > original.len());
+}
+
+#[test]
 fn without_a_thread_for_the_check_the_result_is_checked_after_it_is_written() {
     let dir = copy_dir(&fixture("fidelity/j000"));
     let path = dir.path().join("journal.jsonl");
