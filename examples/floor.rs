@@ -5,7 +5,9 @@
 //! parsing, no checks and no replay. `scripts/bench.sh` reports its time
 //! next to `wc -l`'s, which bounds what `verify` can reach here.
 //!
-//! Usage: floor FILE
+//! Usage: floor FILE...
+//!
+//! With several files, each core takes whole files one after another.
 //!
 //! A line's payload is taken to be everything between `"payload":` and the
 //! last `,"time":` (what upstream writes); other lines are only split.
@@ -19,20 +21,44 @@ use sha2::{Digest, Sha256};
 const CHUNK: u64 = 1 << 20;
 
 fn main() {
-    let Some(path) = std::env::args_os().nth(1) else {
-        eprintln!("usage: floor FILE");
+    let paths: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if paths.is_empty() {
+        eprintln!("usage: floor FILE...");
         std::process::exit(2);
+    }
+    let open = |path: &std::ffi::OsString| {
+        let file = File::open(path).unwrap_or_else(|e| {
+            eprintln!("{}: {e}", path.to_string_lossy());
+            std::process::exit(1);
+        });
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        (file, len)
     };
-    let file = File::open(&path).unwrap_or_else(|e| {
-        eprintln!("{}: {e}", path.to_string_lossy());
-        std::process::exit(1);
-    });
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // One file: every core reads its chunks. Several: each core takes
+    // whole files, one after another, as `verify` of many paths does.
     let next = AtomicU64::new(0);
+    let single = paths.len() == 1;
+    let one = single.then(|| open(&paths[0]));
     let (lines, hashed) = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
-            .map(|_| scope.spawn(|| work(&file, len, &next)))
+            .map(|_| {
+                scope.spawn(|| match &one {
+                    Some((file, len)) => work(file, *len, &next),
+                    None => {
+                        let mut total = (0, 0);
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                            let Some(path) = paths.get(i) else {
+                                break total;
+                            };
+                            let (file, len) = open(path);
+                            let (l, h) = work(&file, len, &AtomicU64::new(0));
+                            total = (total.0 + l, total.1 + h);
+                        }
+                    }
+                })
+            })
             .collect();
         workers
             .into_iter()

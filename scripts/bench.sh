@@ -11,10 +11,10 @@
 # 2. Paired runs, for the goals stated against another program: the
 #    command and its baseline alternate PAIRS times (5 by default), and the
 #    median of the per-pair ratios is printed, since a shared machine
-#    drifts between runs. The rows: `verify` and `inspect` of a fleet of
-#    500 state directories (300 MB in all) against `cat` of their files,
-#    and `compact --output` / `--apply` of the largest journal against a
-#    durable copy of it (`cp`, then `sync FILE`).
+#    drifts between runs. The rows: the floor, `verify` and `inspect` of a
+#    fleet of 500 state directories (300 MB in all) against `cat` of their
+#    files, and `verify`, `compact --output` and `--apply` of the largest
+#    journal against a durable copy of it (`cp`, then `sync FILE`).
 #
 # Usage: scripts/bench.sh [DIR] [SIZES_MIB...]
 #   DIR defaults to a new temporary directory (needs about 4 GiB free, plus
@@ -127,9 +127,12 @@ fi
 LARGEST=$DIR/journal-${SIZES[-1]}MiB.jsonl
 nothing() { :; }
 cat_fleet() { cat "$FLEET"/run-*/.[a-z]*; }
+floor_fleet() { timed "$FLOOR" "$FLEET"/run-*/.[a-z]*; }
 verify_fleet() { timed "$BIN" verify --quiet "$FLEET"/run-*/; }
 inspect_fleet() { timed "$BIN" inspect "$FLEET"/run-*/; }
 durable_copy() { cp "$LARGEST" "$DIR/copy.jsonl" && sync "$DIR/copy.jsonl"; }
+no_copy() { rm -f "$DIR/copy.jsonl"; }
+verify_largest() { timed "$BIN" verify --quiet "$LARGEST"; }
 compact_output() { timed "$BIN" compact --output "$DIR/compacted.jsonl" "$LARGEST"; }
 fresh_copies() {
   rm -f "$DIR/copy.jsonl" "$DIR/compacted.jsonl" "$DIR"/apply/.work_leases.jsonl.bak.*
@@ -142,8 +145,10 @@ compact_apply() { timed "$BIN" compact --apply "$DIR/apply/.work_leases.jsonl"; 
 echo
 printf '| command | baseline | baseline s | command s | × baseline (median of %d pairs) | peak RSS (MiB) |\n|---|---|---|---|---|---|\n' "$PAIRS"
 cat_fleet >/dev/null
+paired "floor of 500 state directories' files" "cat of their files" nothing cat_fleet floor_fleet
 paired "verify --quiet of 500 state directories" "cat of their files" nothing cat_fleet verify_fleet
 paired "inspect of 500 state directories" "cat of their files" nothing cat_fleet inspect_fleet
+paired "verify --quiet of ${SIZES[-1]} MiB" "cp + sync FILE" no_copy durable_copy verify_largest
 paired "compact --output of ${SIZES[-1]} MiB" "cp + sync FILE" fresh_copies durable_copy compact_output
 paired "compact --apply of ${SIZES[-1]} MiB" "cp + sync FILE" fresh_copies durable_copy compact_apply
 fresh_copies
