@@ -7,11 +7,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::forensics;
 use super::output::{
     Bars, Format, KindArg, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now,
-    system_now,
+    parse_worker, system_now,
 };
 use crate::operations::exit::Exit;
+use crate::operations::input;
 use crate::operations::inspect::{self, JournalOptions};
 use crate::render;
 
@@ -23,12 +25,10 @@ use crate::render;
 /// files are listed, and whether .master-queue.lock is held is read from
 /// /proc/locks without touching the lock.
 ///
-/// Several PATHs are read side by side (one per core) and reported in the
-/// order given, a blank line between two; a PATH that cannot be read is
-/// named on stderr, the others are still reported, and the exit status is
-/// 2. With several PATHs, --format json writes one document of kind
-/// "inspections": {"inspections": [one report per path], "errors":
-/// [{"path", "message"}]}.
+/// Several PATHs are read side by side and reported in order, a blank line
+/// between two; one that cannot be read is named on stderr (exit 2). Their
+/// JSON is one document: {"kind": "inspections", "inspections": [one report
+/// per path], "errors": [{"path", "message"}]}.
 ///
 /// For a journal: size, lines, records by op, clock domains, the tail,
 /// lines upstream ignores and why, the active and completed state upstream's
@@ -78,20 +78,22 @@ pub struct InspectArgs {
     pub now: Option<f64>,
 
     #[command(flatten)]
+    pub forensics: forensics::ForensicsArgs,
+
+    #[command(flatten)]
     pub output: OutputArgs,
 
     #[command(flatten)]
     pub progress: ProgressArgs,
 }
 
-/// Parses `--worker`: a rank, any size upstream's integers take.
-fn parse_worker(text: &str) -> Result<u64, String> {
-    text.parse()
-        .map_err(|_| format!("{text:?} is not a worker rank (a whole number from 0 up)"))
-}
-
 /// Runs `inspect`.
 pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let asked = forensics::Inspect::new(&args.paths, args.kind, args.now, &args.output);
+    let asked = asked.with_progress(&args.progress);
+    if let Some(ran) = forensics::run(&args.forensics, asked, out) {
+        return ran;
+    }
     let now = args.now.unwrap_or_else(system_now);
     let limit = (!args.all && args.limit > 0).then_some(args.limit);
     let options = JournalOptions {
@@ -109,9 +111,5 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     args.output.emit(out, &report, |out, styles| {
         render::inspected(out, &report, now, limit, styles)
     })?;
-    Ok(if errors.is_empty() {
-        Exit::Success
-    } else {
-        Exit::Trouble
-    })
+    Ok(input::exit_for(&errors))
 }

@@ -49,16 +49,27 @@ fn extra(name: &str) -> Extra {
                     "The exact mapping upstream's restore yields, with reproducible ages.",
                 ),
             ],
-            sections: &[(
-                "JSON OUTPUT",
-                &[
-                    "With --format json, stdout carries one JSON document with \"schema_version\":1 and a \"kind\".",
-                    "journal: {\"kind\":\"journal\",\"path\",\"bytes\",\"lines\",\"records\":{\"lease\",\"done\",\"reclaim\",\"other\"},\"clocks\":{\"unix\",\"legacy\",\"unmarked\",\"other\"},\"leases_accepted\",\"ignored\":{reason:count},\"invalid_utf8_lines\",\"invalid_utf8_bytes\",\"lenient_leases\",\"records_with_unknown_fields\",\"non_canonical_records\",\"tail\":{\"state\",\"bytes\",\"offset\",\"zero_bytes\"},\"events\",\"time_range\",\"active_count\",\"completed_count\",\"filter\",\"active\":[{\"id\",\"worker\",\"time\",\"attempts\",\"clock\",\"line\",\"offset\",\"age_seconds\",\"path\"}],\"completed\":[id],\"history\"}. \"active\" is the state upstream's loader reaches, sorted by id; \"clock\" is \"unix\" or \"legacy\"; tail \"state\" is empty, clean, torn or unterminated.",
-                    "Ignore reasons: blank, torn-tail, glued-record, bom, duplicate-member, non-finite-number, too-deep, integer-too-long, corrupt, not-an-object, bad-id, payload-not-object, payload-not-finite, payload-id-mismatch, rejected-field, orphan-done, orphan-reclaim, unknown-op.",
-                    "snapshot: {\"kind\":\"snapshot\",\"path\",\"bytes\",\"parse\":{\"ok\",\"error\",\"is_object\",\"duplicate_members\",\"nonfinite_constants\",\"invalid_utf8_bytes\"},\"clock\",\"tasks\",\"totals\",\"leases\",\"changes\",\"restored\"}. \"restored\" is exactly the object upstream's restore and to_mapping() yield (keys clock, leases, shard_count, stats, steal_window, worker_count), with NaN and infinities written as the strings \"NaN\", \"Infinity\", \"-Infinity\"; null when upstream would start empty.",
-                    "directory: {\"kind\":\"directory\",\"path\",\"files\":[the objects above],\"missing\",\"stale_temp_files\",\"master_lock\":{\"present\",\"held\",\"holders\"}}.",
-                ],
-            )],
+            sections: &[
+                (
+                    "JSON OUTPUT",
+                    &[
+                        "With --format json, stdout carries one JSON document with \"schema_version\":1 and a \"kind\".",
+                        "journal: {\"kind\":\"journal\",\"path\",\"bytes\",\"lines\",\"records\":{\"lease\",\"done\",\"reclaim\",\"other\"},\"clocks\":{\"unix\",\"legacy\",\"unmarked\",\"other\"},\"leases_accepted\",\"ignored\":{reason:count},\"invalid_utf8_lines\",\"invalid_utf8_bytes\",\"lenient_leases\",\"records_with_unknown_fields\",\"non_canonical_records\",\"tail\":{\"state\",\"bytes\",\"offset\",\"zero_bytes\"},\"events\",\"time_range\",\"active_count\",\"completed_count\",\"filter\",\"active\":[{\"id\",\"worker\",\"time\",\"attempts\",\"clock\",\"line\",\"offset\",\"age_seconds\",\"path\"}],\"completed\":[id],\"history\"}. \"active\" is the state upstream's loader reaches, sorted by id; \"clock\" is \"unix\" or \"legacy\"; tail \"state\" is empty, clean, torn or unterminated.",
+                        "Ignore reasons: blank, torn-tail, glued-record, bom, duplicate-member, non-finite-number, too-deep, integer-too-long, corrupt, not-an-object, bad-id, payload-not-object, payload-not-finite, payload-id-mismatch, rejected-field, orphan-done, orphan-reclaim, unknown-op.",
+                        "snapshot: {\"kind\":\"snapshot\",\"path\",\"bytes\",\"parse\":{\"ok\",\"error\",\"is_object\",\"duplicate_members\",\"nonfinite_constants\",\"invalid_utf8_bytes\"},\"clock\",\"tasks\",\"totals\",\"leases\",\"changes\",\"restored\"}. \"restored\" is exactly the object upstream's restore and to_mapping() yield (keys clock, leases, shard_count, stats, steal_window, worker_count), with NaN and infinities written as the strings \"NaN\", \"Infinity\", \"-Infinity\"; null when upstream would start empty.",
+                        "directory: {\"kind\":\"directory\",\"path\",\"files\":[the objects above],\"missing\",\"stale_temp_files\",\"master_lock\":{\"present\",\"held\",\"holders\"}}.",
+                        "Several PATHs: {\"kind\":\"inspections\",\"inspections\":[the objects above, one per path],\"errors\":[{\"path\",\"message\"}]}.",
+                        "--workers: {\"kind\":\"workers\",\"now\",\"files\":[{\"path\",\"lease_seconds_median\",\"last_activity\",\"workers\":[{\"worker\",\"leases\",\"took_over\",\"completed\",\"reclaimed\",\"reclaimed_by\":{\"resume\",\"ttl_expiry\",\"abandon\"},\"active\",\"oldest_active_age_seconds\",\"lease_seconds_median\",\"lease_seconds_p95\",\"last_activity\",\"last_line\",\"stalled\"}]}]}, one object per journal and per rank. Who reclaimed is inferred from the records' shape: a sweep of reclaims sharing one time after which no lease is active is resume's; a sweep of two or more that leaves leases active is a TTL expiry; a lone reclaim that leaves leases active is a rollback (abandon). stalled: the rank's last activity (a lease or a done) is older than the newest rank's by more than 10 median lease durations and at least 600 s.",
+                    ],
+                ),
+                (
+                    "RECORD STREAM",
+                    &[
+                        "--records --format ndjson writes one JSON object per line of each journal, in file order, exactly the lines upstream's reader splits (\\n, \\r\\n and a lone \\r end a line); a state directory's journals in resume order. Memory is bounded by the replay state.",
+                        "Every object has the members {\"file\",\"line\",\"offset\",\"kind\",\"op\",\"id\",\"hidden_id\",\"worker\",\"previous_worker\",\"time\",\"clock\",\"attempts\",\"effect\",\"ignored\",\"findings\"}, null where one does not apply. kind: record, blank, corrupt, not-an-object, bad-id. op: lease, done, reclaim, or another value as upstream's str() shows it. hidden_id: a complete record glued onto a torn fragment (upstream loses it with the line). worker: an accepted lease's, or the owner a done completed or a reclaim dropped; previous_worker: the owner a lease took over from. clock: unix, legacy, absent, other. effect: activated, reactivated, took-over, completed, done-ignored, reclaimed, reclaim-ignored, lease-ignored, unknown-op. ignored: the reasons above. findings: the codes of verify's findings on the line, except those that depend on the state at the end of the file (legacy-clock-lease, future-lease, expired-lease, seed-missing, requeued-twice), which the stream, written as the file is read, cannot know.",
+                    ],
+                ),
+            ],
             catalog: false,
         },
         "repair" => Extra {

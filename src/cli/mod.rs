@@ -5,6 +5,7 @@ mod compact;
 mod completions;
 mod diff;
 mod explain;
+mod forensics;
 mod inspect;
 pub mod man;
 mod migrate;
@@ -211,6 +212,21 @@ impl<W: Write> Write for StandardOutput<W> {
 
 /// Runs a parsed command line, writing data to `out`.
 pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let output = match &cli.command {
+        Command::Verify(args) => Some(&args.output),
+        Command::Explain(args) => Some(&args.output),
+        Command::Repair(args) => Some(&args.output),
+        Command::Recover(args) => Some(&args.output),
+        Command::Migrate(args) => Some(&args.output),
+        Command::Compact(args) => Some(&args.output),
+        Command::Diff(args) => Some(&args.output),
+        Command::Inspect(_) | Command::Completions(_) => None,
+    };
+    if output.is_some_and(|o| o.format == output::Format::Ndjson) {
+        anyhow::bail!(
+            "--format ndjson is the stream of inspect --records; use --format json; nothing was read"
+        );
+    }
     match &cli.command {
         Command::Inspect(args) => inspect::run(args, out),
         Command::Verify(args) => verify::run(args, out),

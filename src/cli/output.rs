@@ -34,6 +34,10 @@ pub enum Format {
     Table,
     /// One JSON document on stdout, with its schema_version.
     Json,
+    /// One JSON object per journal line: inspect --records only, whose
+    /// help names it (hidden from the other commands' help and completions).
+    #[value(hide = true)]
+    Ndjson,
 }
 
 /// When to colour.
@@ -71,6 +75,10 @@ impl OutputArgs {
         match self.format {
             Format::Json => crate::render::json(out, report),
             Format::Table => table(out, &self.styles()),
+            // Refused before anything is read (cli::run).
+            Format::Ndjson => Err(std::io::Error::other(
+                "--format ndjson is the stream of inspect --records",
+            )),
         }
     }
 
@@ -232,6 +240,12 @@ pub fn parse_count(text: &str) -> Result<usize, String> {
 
 /// Parses a worker rank: a whole number from 0 up.
 pub fn parse_rank(text: &str) -> Result<u32, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a worker rank (a whole number from 0 up)"))
+}
+
+/// Parses `inspect --worker`: a rank, any size upstream's integers take.
+pub fn parse_worker(text: &str) -> Result<u64, String> {
     text.parse()
         .map_err(|_| format!("{text:?} is not a worker rank (a whole number from 0 up)"))
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::operations::exit::Exit;
 use crate::operations::statedir::{self, Kind, ProcLocks, StateDir};
 use crate::operations::words::in_words;
 
@@ -153,4 +154,46 @@ pub fn each_path<T: Send>(paths: &[PathBuf], check: impl Fn(&Path) -> T + Sync) 
             }
         });
     results.into_iter().flatten().collect()
+}
+
+/// The exit status of a read-only run over several paths, `errors` the
+/// paths it could not read: 2 when there is one, else 0.
+pub fn exit_for(errors: &[InputError]) -> Exit {
+    if errors.is_empty() {
+        Exit::Success
+    } else {
+        Exit::Trouble
+    }
+}
+
+/// The journals a path names, opened, in the order resume reads them: a
+/// journal (or `-`), or a state directory's journals. A snapshot is
+/// refused: `view` names what reads only journals (`--records`).
+pub fn journals(
+    path: &Path,
+    kind: Option<Kind>,
+    proc_locks: &ProcLocks,
+    view: &str,
+) -> Result<Vec<(PathBuf, File)>, InputError> {
+    match target(path, kind, proc_locks)? {
+        Target::File {
+            path,
+            kind: Kind::Journal,
+            file,
+            ..
+        } => Ok(vec![(path, file)]),
+        Target::File { path, .. } => Err(InputError::new(
+            &path,
+            format!("a snapshot: {view} reads journals"),
+        )),
+        Target::Directory(dir) => dir
+            .files
+            .into_iter()
+            .filter(|(_, kind)| *kind == Kind::Journal)
+            .map(|(path, _)| {
+                let (file, _) = statedir::open_regular(&path)?;
+                Ok((path, file))
+            })
+            .collect(),
+    }
 }

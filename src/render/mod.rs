@@ -6,12 +6,14 @@ mod diff;
 mod inspect;
 mod table;
 mod verify;
+mod workers;
 mod write;
 
 pub use diff::diff;
 pub use inspect::{directory, inspected, inspection, journal, snapshot};
 pub use table::{Table, printable};
 pub use verify::{catalog, explain, verify};
+pub use workers::workers;
 pub use write::{compact, discard, forecast, migrate, repair};
 
 use std::io::{self, Write};

@@ -211,7 +211,14 @@ fn data_flows_from_the_engine_through_the_operations_to_the_face() {
 fn each_command_file_only_parses_runs_one_operation_and_emits() {
     let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
     // The shared parts of the command line, not commands.
-    let shared = ["mod.rs", "man.rs", "output.rs", "select.rs", "write.rs"];
+    let shared = [
+        "forensics.rs",
+        "mod.rs",
+        "man.rs",
+        "output.rs",
+        "select.rs",
+        "write.rs",
+    ];
     let mut long = Vec::new();
     let mut commands = Vec::new();
     for entry in std::fs::read_dir(&cli).expect("list src/cli") {

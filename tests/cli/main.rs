@@ -5,6 +5,7 @@ mod conventions;
 mod diff;
 mod faults;
 mod fidelity;
+mod forensics;
 mod golden;
 mod inspect;
 mod jsontestsuite;

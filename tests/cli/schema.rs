@@ -130,6 +130,61 @@ pub enum Inspect {
     Inspections(Box<InspectMany>),
 }
 
+/// `inspect --workers --format json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workers {
+    pub schema_version: u32,
+    pub kind: String,
+    pub now: f64,
+    pub files: Vec<JournalWorkers>,
+}
+
+/// The workers of one journal.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalWorkers {
+    pub path: String,
+    #[serde(deserialize_with = "present")]
+    pub lease_seconds_median: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub last_activity: Option<f64>,
+    pub workers: Vec<Worker>,
+}
+
+/// One worker rank.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Worker {
+    pub worker: PyInt,
+    pub leases: u64,
+    pub took_over: u64,
+    pub completed: u64,
+    pub reclaimed: u64,
+    pub reclaimed_by: ReclaimedBy,
+    pub active: u64,
+    #[serde(deserialize_with = "present")]
+    pub oldest_active_age_seconds: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub lease_seconds_median: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub lease_seconds_p95: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub last_activity: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub last_line: Option<u64>,
+    pub stalled: bool,
+}
+
+/// Who reclaimed a rank's leases, as inferred.
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReclaimedBy {
+    pub resume: u64,
+    pub ttl_expiry: u64,
+    pub abandon: u64,
+}
+
 /// `inspect --format json` of several paths.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

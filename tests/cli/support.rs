@@ -194,3 +194,19 @@ pub fn wait_for(path: &Path) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// A unix-clock lease line for `payload` (canonical JSON), attempts 1.
+pub fn lease_of(payload: &str, worker: i64, time: f64) -> Vec<u8> {
+    use leasejournal::engine::journal::encode::lease_line;
+    use leasejournal::engine::journal::{Clock, WorkId};
+    use leasejournal::engine::json::PyInt;
+    let id = WorkId::of_canonical(payload.as_bytes());
+    lease_line(
+        &id,
+        &PyInt::Small(worker),
+        time,
+        &PyInt::Small(1),
+        Clock::Unix,
+        payload.as_bytes(),
+    )
+}

@@ -19,7 +19,9 @@ use serde_json::Value;
 
 use crate::golden;
 use crate::schema::{self, Mode, ResumeOutcome};
-use crate::support::{cases, copy_dir, fixture, json_ok, json_written, lj, names, wait_for};
+use crate::support::{
+    cases, copy_dir, fixture, json_ok, json_written, lease_of, lj, names, wait_for,
+};
 
 fn bin() -> &'static Path {
     assert_cmd::cargo::cargo_bin!("leasejournal")
@@ -211,19 +213,6 @@ fn the_forecast_is_upstreams_resume() {
         );
         assert_eq!(file.first_append.glues, glues, "{}", dir.display());
     }
-}
-
-/// A lease line for `payload` (canonical JSON).
-fn lease_of(payload: &str, worker: i64, time: f64) -> Vec<u8> {
-    let id = WorkId::of_canonical(payload.as_bytes());
-    lease_line(
-        &id,
-        &PyInt::Small(worker),
-        time,
-        &PyInt::Small(1),
-        Clock::Unix,
-        payload.as_bytes(),
-    )
 }
 
 #[test]

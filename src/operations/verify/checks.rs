@@ -443,41 +443,8 @@ pub fn journal(
     };
     let scan = journal::scan(src, &mut checks)?;
     let mut findings = checks.findings;
+    tail_findings(&mut findings, &scan.summary, file, settings);
     let s = settings;
-    if scan.summary.tail.zero_bytes > 0 {
-        let tail = &scan.summary.tail;
-        let n = tail.zero_bytes;
-        findings.add(
-            s,
-            Code::ZeroFilledTail,
-            file,
-            At {
-                line: Some(scan.summary.lines),
-                offset: Some(tail.offset + tail.bytes - n),
-                id: None,
-            },
-            || format!("{n} NUL bytes at the end of the file"),
-        );
-    }
-    if scan.summary.tail.state == journal::TailState::Unterminated {
-        let tail = &scan.summary.tail;
-        findings.add(
-            s,
-            Code::UnterminatedTail,
-            file,
-            At {
-                line: Some(scan.summary.lines),
-                offset: Some(tail.offset),
-                id: None,
-            },
-            || {
-                format!(
-                    "the last record ({} bytes) has no newline: the next append glues onto it",
-                    tail.bytes
-                )
-            },
-        );
-    }
     for (id, active) in scan.replay.active_sorted() {
         let at = At {
             line: Some(active.line),
@@ -520,6 +487,89 @@ pub fn journal(
         summary: scan.summary,
         replay: scan.replay,
     })
+}
+
+/// The findings of how a journal ends: NUL bytes after its last line, a
+/// last record without a newline. Both point at the last line.
+fn tail_findings(findings: &mut Findings, summary: &Summary, file: &str, s: &Settings) {
+    if summary.tail.zero_bytes > 0 {
+        let tail = &summary.tail;
+        let n = tail.zero_bytes;
+        findings.add(
+            s,
+            Code::ZeroFilledTail,
+            file,
+            At {
+                line: Some(summary.lines),
+                offset: Some(tail.offset + tail.bytes - n),
+                id: None,
+            },
+            || format!("{n} NUL bytes at the end of the file"),
+        );
+    }
+    if summary.tail.state == journal::TailState::Unterminated {
+        let tail = &summary.tail;
+        findings.add(
+            s,
+            Code::UnterminatedTail,
+            file,
+            At {
+                line: Some(summary.lines),
+                offset: Some(tail.offset),
+                id: None,
+            },
+            || {
+                format!(
+                    "the last record ({} bytes) has no newline: the next append glues onto it",
+                    tail.bytes
+                )
+            },
+        );
+    }
+}
+
+/// `verify`'s checks of each line of a journal, one line at a time, for a
+/// stream that gives each line the codes found on it
+/// (`operations::records`). The findings that depend on the state at the
+/// end of the file (the leases still active then, and resume's forecast
+/// of them) are not among them; those of the tail come at the end.
+pub struct LineChecks<'s> {
+    checks: JournalChecks<'s>,
+}
+
+impl<'s> LineChecks<'s> {
+    /// Checks of the journal `file` (`deferred`: the deferred journal).
+    pub fn new(settings: &'s Settings, file: &str, deferred: bool) -> Self {
+        LineChecks {
+            checks: JournalChecks {
+                settings,
+                file: file.to_string(),
+                deferred,
+                findings: Findings::noting_codes(),
+                last_unix_time: None,
+                shortcut: true,
+            },
+        }
+    }
+
+    /// Checks one line: the codes found on it, in the order found.
+    pub fn line(&mut self, event: &LineEvent<'_>) -> Vec<Code> {
+        self.checks.line(event);
+        self.checks.findings.take_codes()
+    }
+
+    /// The codes of the tail, once the whole journal was read: they belong
+    /// to its last line.
+    pub fn tail(mut self, summary: &Summary) -> Vec<Code> {
+        let settings = self.checks.settings;
+        tail_findings(
+            &mut self.checks.findings,
+            summary,
+            &self.checks.file,
+            settings,
+        );
+        self.checks.findings.take_codes()
+    }
 }
 
 /// The findings of resume's forecasts (`(file, forecast)` in the order

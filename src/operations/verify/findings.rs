@@ -48,6 +48,9 @@ pub struct Findings {
     pub by_file: Vec<(String, BTreeMap<Code, u64>)>,
     /// The remedies the findings call for.
     pub remedies: BTreeSet<Remedy>,
+    /// The codes found since [`Findings::take_codes`] last ran, when they
+    /// are being noted ([`Findings::noting_codes`]).
+    noted: Option<Vec<Code>>,
 }
 
 /// The id a finding is about, formatted only if the finding is kept.
@@ -86,6 +89,9 @@ impl Findings {
     ) {
         if settings.ignore.contains(&code) {
             return;
+        }
+        if let Some(noted) = &mut self.noted {
+            noted.push(code);
         }
         let count = self.counts.entry(code).or_default();
         *count += 1;
@@ -138,6 +144,21 @@ impl Findings {
             at,
             message,
         );
+    }
+
+    /// Findings that also note each code found, for
+    /// [`Findings::take_codes`].
+    pub fn noting_codes() -> Self {
+        Findings {
+            noted: Some(Vec::new()),
+            ..Findings::default()
+        }
+    }
+
+    /// The codes found since the last call (none unless made with
+    /// [`Findings::noting_codes`]), in the order found.
+    pub fn take_codes(&mut self) -> Vec<Code> {
+        self.noted.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// The worst severity found.

@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 pub use catalog::{CHECKED, Code, CodeInfo, NOT_CHECKABLE, Remedy, Scope, Severity};
 #[cfg(any(test, feature = "test-hooks"))]
 pub use checks::check_shortcut;
-pub use checks::{JournalVerification, directory, ignore_code, journal, resume, snapshot};
+pub use checks::{
+    JournalVerification, LineChecks, directory, ignore_code, journal, resume, snapshot,
+};
 pub use findings::{At, Finding, Findings, Id};
 pub use report::{
     CheckError, FileCounts, RemedyTargets, SettingsReport, TargetReport, Verdict, VerifyReport,

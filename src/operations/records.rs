@@ -1,0 +1,452 @@
+//! `inspect --records --format ndjson`: every line of a journal as one JSON
+//! object, in file order, exactly the lines upstream's reader splits (its
+//! universal newlines): what the line is, the record on it, what replay
+//! did with it (the effect `--history` describes, as a stable name) and
+//! the codes of the findings `verify` gives it. For `jq`, DuckDB
+//! (`read_json_auto`) or pandas.
+//!
+//! Streamed: the scan runs on a thread of its own and hands its lines over
+//! in batches (a few in hand at a time) to the calling thread, which
+//! formats and writes them. Memory is the replay state and those batches,
+//! whatever the size of the file.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use crate::engine::journal::{
+    self, ClockMarker, Effect, IgnoreReason, LineEvent, LineKind, Observer, Op, Positional, WorkId,
+};
+use crate::engine::json::PyInt;
+use crate::operations::exit::Exit;
+use crate::operations::input::{self, InputError};
+use crate::operations::progress::Progress;
+use crate::operations::statedir::{self, Kind};
+use crate::operations::verify::{Code, LineChecks, Settings};
+use crate::operations::words::in_words;
+
+/// One line of a journal, as the stream gives it. Serialised with the
+/// journal's path first; every field is always present (`null` when it
+/// does not apply), so that every object has the same columns.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// 1-based line number, as upstream splits lines.
+    pub line: u64,
+    /// Byte offset of the line in the file.
+    pub offset: u64,
+    /// What the line is: `record`, `blank`, `corrupt`, `not-an-object`
+    /// or `bad-id`.
+    pub kind: &'static str,
+    /// A record's op: `lease`, `done`, `reclaim`, or another value as
+    /// upstream's `str()` shows it.
+    pub op: Option<OpName>,
+    /// A record's id.
+    pub id: Option<WorkId>,
+    /// The id of a complete record glued onto a torn fragment in a corrupt
+    /// line (upstream ignores the line, and the record with it).
+    pub hidden_id: Option<WorkId>,
+    /// The worker: an accepted lease's, or the owner a `done` completed or
+    /// a `reclaim` dropped.
+    pub worker: Option<PyInt>,
+    /// The owner a lease took over from without a reclaim.
+    pub previous_worker: Option<PyInt>,
+    /// A record's `time`, when it is a finite number.
+    pub time: Option<f64>,
+    /// A record's `clock` member: `unix`, `legacy`, `absent` or `other`.
+    pub clock: Option<ClockMarker>,
+    /// An accepted lease's attempts.
+    pub attempts: Option<PyInt>,
+    /// What replay did with a record ([`effect_name`]).
+    pub effect: Option<&'static str>,
+    /// Why upstream ignores the line, or why the record changed nothing.
+    pub ignored: Option<IgnoreReason>,
+    /// The codes of `verify`'s findings on this line, in the order found.
+    pub findings: Vec<Code>,
+}
+
+/// A record's op.
+#[derive(Clone, Debug)]
+pub enum OpName {
+    /// `lease`
+    Lease,
+    /// `done`
+    Done,
+    /// `reclaim`
+    Reclaim,
+    /// Anything else.
+    Other(String),
+}
+
+impl OpName {
+    fn as_str(&self) -> &str {
+        match self {
+            OpName::Lease => "lease",
+            OpName::Done => "done",
+            OpName::Reclaim => "reclaim",
+            OpName::Other(op) => op,
+        }
+    }
+}
+
+/// The stable name of a replay effect: the tag of [`Effect`]'s JSON.
+pub fn effect_name(effect: &Effect) -> &'static str {
+    match effect {
+        Effect::Activated => "activated",
+        Effect::Reactivated => "reactivated",
+        Effect::TookOver { .. } => "took-over",
+        Effect::Completed { .. } => "completed",
+        Effect::DoneIgnored { .. } => "done-ignored",
+        Effect::Reclaimed { .. } => "reclaimed",
+        Effect::ReclaimIgnored => "reclaim-ignored",
+        Effect::LeaseIgnored { .. } => "lease-ignored",
+        Effect::UnknownOp { .. } => "unknown-op",
+    }
+}
+
+impl Row {
+    /// The row of a line as the scan saw it.
+    fn of(event: &LineEvent<'_>, findings: Vec<Code>) -> Row {
+        let mut row = Row {
+            line: event.number,
+            offset: event.offset,
+            kind: "record",
+            op: None,
+            id: None,
+            hidden_id: None,
+            worker: None,
+            previous_worker: None,
+            time: None,
+            clock: None,
+            attempts: None,
+            effect: event.effect.map(effect_name),
+            ignored: IgnoreReason::of_line(event.classified, event.terminator),
+            findings,
+        };
+        match &event.classified.kind {
+            LineKind::Record(record) => {
+                row.op = Some(match &record.op {
+                    Op::Lease(lease) => {
+                        if let Ok(lease) = lease {
+                            row.worker = Some(lease.worker.clone());
+                            row.attempts = Some(lease.attempts.clone());
+                        }
+                        OpName::Lease
+                    }
+                    Op::Done => OpName::Done,
+                    Op::Reclaim => OpName::Reclaim,
+                    Op::Unknown(op) => OpName::Other(op.clone()),
+                });
+                row.id = Some(record.id);
+                row.time = record.time;
+                row.clock = Some(record.marker);
+                match event.effect {
+                    Some(Effect::Completed { worker } | Effect::Reclaimed { worker }) => {
+                        row.worker = Some(worker.clone());
+                    }
+                    Some(Effect::TookOver { previous_worker }) => {
+                        row.previous_worker = Some(previous_worker.clone());
+                    }
+                    _ => {}
+                }
+                if let Some(effect) = event.effect {
+                    row.ignored = IgnoreReason::of_effect(effect, record);
+                }
+            }
+            LineKind::Blank => row.kind = "blank",
+            LineKind::Corrupt { glued, .. } => {
+                row.kind = "corrupt";
+                row.hidden_id = glued.as_ref().map(|(_, record)| record.id);
+            }
+            LineKind::NotAnObject => row.kind = "not-an-object",
+            LineKind::BadId => row.kind = "bad-id",
+        }
+        row
+    }
+
+    /// Writes the row as one line of JSON; `file` is the journal's path,
+    /// already a JSON string. Written by hand, member by member, in the
+    /// order of the contract: the stream has a line for every line of the
+    /// journal, and serde's generic path cost twice the time.
+    pub fn write_json(&self, file: &str, names: &mut Names, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"file\":");
+        out.extend_from_slice(file.as_bytes());
+        out.extend_from_slice(b",\"line\":");
+        out.extend_from_slice(itoa::Buffer::new().format(self.line).as_bytes());
+        out.extend_from_slice(b",\"offset\":");
+        out.extend_from_slice(itoa::Buffer::new().format(self.offset).as_bytes());
+        out.extend_from_slice(b",\"kind\":\"");
+        out.extend_from_slice(self.kind.as_bytes());
+        out.extend_from_slice(b"\",\"op\":");
+        match &self.op {
+            None => out.extend_from_slice(b"null"),
+            Some(OpName::Other(op)) => string(op, out),
+            Some(op) => quoted(op.as_str(), out),
+        }
+        out.extend_from_slice(b",\"id\":");
+        id(self.id.as_ref(), out);
+        out.extend_from_slice(b",\"hidden_id\":");
+        id(self.hidden_id.as_ref(), out);
+        out.extend_from_slice(b",\"worker\":");
+        int(self.worker.as_ref(), out);
+        out.extend_from_slice(b",\"previous_worker\":");
+        int(self.previous_worker.as_ref(), out);
+        out.extend_from_slice(b",\"time\":");
+        match self.time {
+            Some(t) if t.is_finite() => {
+                out.extend_from_slice(ryu::Buffer::new().format_finite(t).as_bytes())
+            }
+            _ => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"clock\":");
+        match self.clock {
+            None => out.extend_from_slice(b"null"),
+            Some(ClockMarker::Absent) => quoted("absent", out),
+            Some(ClockMarker::Unix) => quoted("unix", out),
+            Some(ClockMarker::Legacy) => quoted("legacy", out),
+            Some(ClockMarker::Other) => quoted("other", out),
+        }
+        out.extend_from_slice(b",\"attempts\":");
+        int(self.attempts.as_ref(), out);
+        out.extend_from_slice(b",\"effect\":");
+        match self.effect {
+            None => out.extend_from_slice(b"null"),
+            Some(effect) => quoted(effect, out),
+        }
+        out.extend_from_slice(b",\"ignored\":");
+        match self.ignored {
+            None => out.extend_from_slice(b"null"),
+            Some(reason) => quoted(names.ignored(reason), out),
+        }
+        out.extend_from_slice(b",\"findings\":[");
+        for (i, code) in self.findings.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            quoted(code.as_str(), out);
+        }
+        out.extend_from_slice(b"]}\n");
+    }
+}
+
+/// The JSON names of the reasons a line is ignored, as their serde names.
+#[derive(Default)]
+pub struct Names(std::collections::HashMap<IgnoreReason, String>);
+
+impl Names {
+    fn ignored(&mut self, reason: IgnoreReason) -> &str {
+        self.0
+            .entry(reason)
+            .or_insert_with(|| match serde_json::to_value(reason) {
+                Ok(serde_json::Value::String(name)) => name,
+                _ => format!("{reason:?}"),
+            })
+    }
+}
+
+/// A name known to need no escaping, quoted.
+fn quoted(name: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'"');
+}
+
+/// Any text as a JSON string.
+fn string(text: &str, out: &mut Vec<u8>) {
+    // Writing to a vector cannot fail.
+    let _ = serde_json::to_writer(&mut *out, text);
+}
+
+/// An id in hex, or `null`.
+fn id(id: Option<&WorkId>, out: &mut Vec<u8>) {
+    match id {
+        None => out.extend_from_slice(b"null"),
+        Some(id) => {
+            out.push(b'"');
+            out.extend_from_slice(&id.hex_bytes());
+            out.push(b'"');
+        }
+    }
+}
+
+/// A Python integer, or `null`.
+fn int(n: Option<&PyInt>, out: &mut Vec<u8>) {
+    match n {
+        None => out.extend_from_slice(b"null"),
+        Some(PyInt::Small(n)) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+        Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
+    }
+}
+
+/// Lines handed over at a time.
+const BATCH: usize = 8192;
+
+/// Batches of rows handed over but not yet written, at most.
+const IN_HAND: usize = 4;
+
+/// The scan's side: each line's row, with its codes, handed over in
+/// batches. The last row is always kept back, for the codes of the tail.
+struct Rows<'s> {
+    checks: LineChecks<'s>,
+    batch: Vec<Row>,
+    hand_over: mpsc::SyncSender<Vec<Row>>,
+}
+
+impl Observer for Rows<'_> {
+    fn line(&mut self, event: &LineEvent<'_>) {
+        let codes = self.checks.line(event);
+        self.batch.push(Row::of(event, codes));
+        if self.batch.len() > BATCH {
+            let last = self.batch.pop();
+            let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH + 1));
+            self.batch.extend(last);
+            // The writing side only goes away on an error, which it reports.
+            let _ = self.hand_over.send(full);
+        }
+    }
+}
+
+/// Streams the rows of every journal `paths` name (a journal, `-`, or a
+/// state directory's journals in resume order) to `out`, in the order
+/// given. A path that cannot be read is reported and the others are still
+/// streamed; the exit status is then 2 ([`Exit::Trouble`]).
+pub fn stream(
+    paths: &[PathBuf],
+    kind: Option<Kind>,
+    settings: &Settings,
+    progress: &dyn Progress,
+    out: &mut dyn Write,
+    tell: &dyn Fn(&InputError),
+) -> io::Result<Exit> {
+    let proc_locks = statedir::ProcLocks::default();
+    let mut exit = Exit::Success;
+    for path in paths {
+        let result = input::journals(path, kind, &proc_locks, "--records")
+            .map_err(Failure::Input)
+            .and_then(|journals| {
+                journals
+                    .into_iter()
+                    .try_for_each(|(path, file)| stream_file(&path, file, settings, progress, out))
+            });
+        match result {
+            Ok(()) => {}
+            Err(Failure::Input(e)) => {
+                tell(&e);
+                exit = Exit::Trouble;
+            }
+            Err(Failure::Output(e)) => return Err(e),
+        }
+    }
+    Ok(exit)
+}
+
+/// Why a journal's stream stopped.
+enum Failure {
+    /// The journal could not be read: the next path is still streamed.
+    Input(InputError),
+    /// Standard output could not be written: the run ends.
+    Output(io::Error),
+}
+
+impl From<InputError> for Failure {
+    fn from(e: InputError) -> Self {
+        Failure::Input(e)
+    }
+}
+
+/// Streams one journal's rows.
+fn stream_file(
+    path: &Path,
+    file: std::fs::File,
+    settings: &Settings,
+    progress: &dyn Progress,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let shown = path.display().to_string();
+    let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
+    let len = input::size(path, &file)?;
+    let meter = progress.meter(path, len);
+    let (hand_over, taken) = mpsc::sync_channel::<Vec<Row>>(IN_HAND);
+    let (scanned, written) = std::thread::scope(|scope| {
+        let meter = &meter;
+        let file = &file;
+        let shown = shown.as_str();
+        let scanning = scope.spawn(move || {
+            let advance = |n| meter.advance(n);
+            let mut rows = Rows {
+                checks: LineChecks::new(settings, shown, deferred),
+                batch: Vec::with_capacity(BATCH + 1),
+                hand_over,
+            };
+            let src = Positional::file(file, len).with_progress(&advance);
+            let scan = journal::scan(src, &mut rows)?;
+            let Rows {
+                checks,
+                mut batch,
+                hand_over,
+            } = rows;
+            if let Some(last) = batch.last_mut() {
+                last.findings.extend(checks.tail(&scan.summary));
+            }
+            let _ = hand_over.send(batch);
+            Ok::<_, io::Error>(())
+        });
+        let file_json = serde_json::to_string(shown).unwrap_or_default();
+        let mut names = Names::default();
+        let mut buffer = Vec::new();
+        let mut written = Ok(());
+        for batch in taken {
+            if written.is_err() {
+                // Keep taking, so that the scan is never left waiting.
+                continue;
+            }
+            buffer.clear();
+            for row in &batch {
+                row.write_json(&file_json, &mut names, &mut buffer);
+            }
+            written = out.write_all(&buffer);
+        }
+        let scanned = scanning
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (scanned, written)
+    });
+    meter.finish();
+    written.map_err(Failure::Output)?;
+    scanned.map_err(|e| {
+        Failure::Input(InputError::new(
+            path,
+            format!("read error: {}", in_words(&e)),
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names are the tags of the effect's own JSON.
+    #[test]
+    fn effect_names_are_the_json_tags() {
+        let worker = PyInt::Small(3);
+        for effect in [
+            Effect::Activated,
+            Effect::Reactivated,
+            Effect::TookOver {
+                previous_worker: worker.clone(),
+            },
+            Effect::Completed {
+                worker: worker.clone(),
+            },
+            Effect::DoneIgnored {
+                already_completed: true,
+            },
+            Effect::Reclaimed { worker },
+            Effect::ReclaimIgnored,
+            Effect::LeaseIgnored { reason: "x".into() },
+            Effect::UnknownOp { op: "x".into() },
+        ] {
+            let json = serde_json::to_value(&effect).unwrap();
+            assert_eq!(json["effect"], effect_name(&effect), "{effect:?}");
+        }
+    }
+}
