@@ -39,7 +39,8 @@
 //!   `operations::compact`, `operations::diff`: the commands;
 //!   `operations::records`: `inspect --records`, the journal as a stream
 //!   of one JSON object per line; `operations::workers`: `inspect
-//!   --workers`, one row per worker rank.
+//!   --workers`, one row per worker rank; `operations::timeline`:
+//!   `inspect --timeline`, completions per time bucket.
 //! - `operations::plan`: what the writing commands' plans share (states
 //!   before and after, reclaims, the tail fix, outcomes and reports).
 //! - `operations::transaction`: plan → lock → backup → publish → re-read,
@@ -59,14 +60,14 @@
 //! - `render`: tables, colour and JSON, report in, bytes out:
 //!   `render::table` (the table style), `render::inspect`, `render::verify`,
 //!   `render::write` (the writing commands), `render::diff`,
-//!   `render::workers`.
+//!   `render::workers`, `render::timeline`.
 //! - `cli`: clap definitions; each command file parses, runs one operation
 //!   and emits (`cli::inspect`, `cli::verify`, `cli::explain`,
 //!   `cli::repair`, `cli::recover`, `cli::migrate`, `cli::compact`,
 //!   `cli::diff`, `cli::completions`); `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing
 //!   options), `cli::select` (`--discard`'s selection), `cli::forensics`
-//!   (`inspect --records` and `--workers`), `cli::man` (man pages).
+//!   (`inspect --records`, `--workers`, `--timeline`), `cli::man` (man pages).
 //!
 //! **Test hooks** — `fuzzing`: the properties the fuzz targets and property
 //! tests check, compiled only with the `test-hooks` feature.

@@ -1,6 +1,7 @@
 //! `inspect`'s views for after an incident: `--workers`, one row per
-//! worker rank, and `--records`, the journal as a stream of one JSON
-//! object per line. (Shared by `inspect`, not a command of its own.)
+//! worker rank; `--timeline`, the campaign over time; `--records`, the
+//! journal as a stream of one JSON object per line. (Shared by `inspect`,
+//! not a command of its own.)
 
 use std::io::Write;
 
@@ -8,13 +9,13 @@ use clap::Args;
 
 use std::path::PathBuf;
 
-use super::output::{Bars, Format, KindArg, OutputArgs, ProgressArgs, system_now};
+use super::output::{Bars, Format, KindArg, OutputArgs, ProgressArgs, parse_time, system_now};
 use crate::operations::exit::Exit;
 use crate::operations::verify::Settings;
-use crate::operations::{input, records, workers};
+use crate::operations::{input, records, timeline, workers};
 use crate::render;
 
-/// `inspect --workers` and `--records`.
+/// `inspect --workers`, `--timeline` and `--records`.
 #[derive(Clone, Debug, Args)]
 pub struct ForensicsArgs {
     /// One row per worker rank of each journal: leases given, completed,
@@ -23,8 +24,29 @@ pub struct ForensicsArgs {
     /// lease duration (lease to done), the last activity, and "stalled"
     /// for a rank quiet far longer than the others (10 median lease
     /// durations, at least 10 minutes): a stuck or dead rank.
-    #[arg(long = "workers", conflicts_with_all = ["worker", "id", "history", "limit", "all", "records"])]
+    #[arg(long = "workers", conflicts_with_all = ["worker", "id", "history", "limit", "all", "records", "timeline"])]
     pub workers: bool,
+
+    /// The campaign over time, fitting the terminal: completions per time
+    /// bucket as a sparkline, in all and per worker rank (each line scaled
+    /// to its own peak), and beneath, R where reclaims happened, L where
+    /// the legacy clock ends and X at the last record. JSON gives the
+    /// bucket counts.
+    #[arg(long = "timeline", conflicts_with_all = ["worker", "id", "history", "limit", "all", "records"])]
+    pub timeline: bool,
+
+    /// With --timeline: from this time (Unix seconds, or RFC 3339 such as
+    /// 2025-08-07T07:00:00Z).
+    #[arg(long = "since", value_name = "TIME", requires = "timeline", value_parser = parse_time)]
+    pub since: Option<f64>,
+
+    /// With --timeline: up to this time (Unix seconds, or RFC 3339).
+    #[arg(long = "until", value_name = "TIME", requires = "timeline", value_parser = parse_time)]
+    pub until: Option<f64>,
+
+    /// With --timeline: draw with ASCII only (also when TERM=dumb).
+    #[arg(long = "ascii", requires = "timeline")]
+    pub ascii: bool,
 
     /// Write every line of the journals as one JSON object (with --format
     /// ndjson): file, line, offset, kind, op, id, hidden_id, worker,
@@ -73,29 +95,35 @@ impl<'a> Inspect<'a> {
     }
 }
 
-/// Runs `inspect --workers` or `--records`; `None` when neither was asked
-/// for. `--format ndjson` and `--records` go together.
+/// Runs `inspect --workers`, `--timeline` or `--records`; `None` when none
+/// was asked for. `--format ndjson` and `--records` go together.
 pub fn run(
     forensics: &ForensicsArgs,
     args: Inspect<'_>,
     out: &mut dyn Write,
 ) -> Option<anyhow::Result<Exit>> {
     let now = args.now.unwrap_or_else(system_now);
+    let bars = Bars::new(args.progress, args.output.format);
+    let kind = args.kind.map(KindArg::kind);
+    if forensics.timeline && args.output.format != Format::Ndjson {
+        // A sparkline has no width of its own: a pipe gets 80 columns.
+        let width = super::output::screen_width().unwrap_or(80);
+        let window = timeline::Window {
+            since: forensics.since,
+            until: forensics.until,
+            buckets: width.saturating_sub(render::TIMELINE_MARGIN).max(10),
+        };
+        let (report, errors) = timeline::timeline(args.paths, kind, window, &bars);
+        let ascii = forensics.ascii || std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+        return Some(emit(&args, out, &report, &errors, |out, styles| {
+            render::timeline(out, &report, ascii, styles)
+        }));
+    }
     if forensics.workers && args.output.format != Format::Ndjson {
-        let bars = Bars::new(args.progress, args.output.format);
-        let kind = args.kind.map(KindArg::kind);
         let (report, errors) = workers::workers(args.paths, kind, now, &bars);
-        for error in &errors {
-            super::tell(format_args!("{error}"));
-        }
-        let emitted = args.output.emit(out, &report, |out, styles| {
+        return Some(emit(&args, out, &report, &errors, |out, styles| {
             render::workers(out, &report, styles)
-        });
-        return Some(
-            emitted
-                .map(|()| input::exit_for(&errors))
-                .map_err(anyhow::Error::from),
-        );
+        }));
     }
     match (forensics.records, args.output.format == Format::Ndjson) {
         (false, false) => return None,
@@ -119,11 +147,25 @@ pub fn run(
         ignore: Vec::new(),
         strict: false,
     };
-    let bars = Bars::new(args.progress, args.output.format);
     let tell = |e: &input::InputError| super::tell(format_args!("{e}"));
-    let kind = args.kind.map(KindArg::kind);
     Some(
         records::stream(args.paths, kind, &settings, &bars, out, &tell)
             .map_err(anyhow::Error::from),
     )
+}
+
+/// Names the paths that could not be read, then writes `report`: the exit
+/// status says whether every path was read.
+fn emit<R: serde::Serialize>(
+    args: &Inspect<'_>,
+    out: &mut dyn Write,
+    report: &R,
+    errors: &[input::InputError],
+    draw: impl FnOnce(&mut dyn Write, &crate::render::Styles) -> std::io::Result<()>,
+) -> anyhow::Result<Exit> {
+    for error in errors {
+        super::tell(format_args!("{error}"));
+    }
+    args.output.emit(out, report, draw)?;
+    Ok(input::exit_for(errors))
 }

@@ -222,6 +222,19 @@ pub fn parse_now(text: &str) -> Result<f64, String> {
     Ok(value)
 }
 
+/// Parses a point in time: Unix seconds, or an RFC 3339 timestamp such as
+/// `2025-08-07T07:00:00Z`.
+pub fn parse_time(text: &str) -> Result<f64, String> {
+    if let Ok(seconds) = parse_now(text) {
+        return Ok(seconds);
+    }
+    text.parse::<jiff::Timestamp>()
+        .map(|t| t.as_millisecond() as f64 / 1000.0)
+        .map_err(|_| {
+            format!("{text:?} is neither Unix seconds nor a time such as 2025-08-07T07:00:00Z")
+        })
+}
+
 /// Parses a duration: finite, non-negative seconds.
 pub fn parse_seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::engine::journal::{Observer, Positional, Scan};
 use crate::operations::exit::Exit;
+use crate::operations::progress::Progress;
 use crate::operations::statedir::{self, Kind, ProcLocks, StateDir};
 use crate::operations::words::in_words;
 
@@ -196,4 +198,50 @@ pub fn journals(
             })
             .collect(),
     }
+}
+
+/// Runs `each` on every journal `paths` name ([`journals`]), in the order
+/// given: the results, and the errors of the paths that could not be read
+/// (`view` names what reads only journals).
+pub fn each_journal<T>(
+    paths: &[PathBuf],
+    kind: Option<Kind>,
+    view: &str,
+    mut each: impl FnMut(&Path, &File) -> Result<T, InputError>,
+) -> (Vec<T>, Vec<InputError>) {
+    let proc_locks = ProcLocks::default();
+    let (mut found, mut errors) = (Vec::new(), Vec::new());
+    for path in paths {
+        let result = journals(path, kind, &proc_locks, view).and_then(|journals| {
+            journals
+                .iter()
+                .map(|(path, file)| each(path, file))
+                .collect::<Result<Vec<T>, _>>()
+        });
+        match result {
+            Ok(results) => found.extend(results),
+            Err(e) => errors.push(e),
+        }
+    }
+    (found, errors)
+}
+
+/// Scans the journal `file` (opened from `path`) once, reporting each line
+/// to `observer` and the reading to `progress`.
+pub fn scan_journal(
+    path: &Path,
+    file: &File,
+    progress: &dyn Progress,
+    observer: &mut (dyn Observer + Send),
+) -> Result<Scan, InputError> {
+    let len = size(path, file)?;
+    let meter = progress.meter(path, len);
+    let advance = |n| meter.advance(n);
+    let scan = crate::engine::journal::scan(
+        Positional::file(file, len).with_progress(&advance),
+        observer,
+    )
+    .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))));
+    meter.finish();
+    scan
 }

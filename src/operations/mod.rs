@@ -19,6 +19,7 @@ pub mod recover;
 pub mod repair;
 pub mod schema;
 pub mod statedir;
+pub mod timeline;
 pub mod transaction;
 pub mod verify;
 pub mod words;

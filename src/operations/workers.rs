@@ -12,14 +12,13 @@ use foldhash::HashMap;
 use serde::Serialize;
 
 use crate::engine::journal::{
-    self, Clock, ClockMarker, Effect, LineEvent, LineKind, Observer, Op, Positional, WorkId,
+    Clock, ClockMarker, Effect, LineEvent, LineKind, Observer, Op, WorkId,
 };
 use crate::engine::json::PyInt;
 use crate::operations::input::{self, InputError};
 use crate::operations::progress::Progress;
 use crate::operations::schema;
-use crate::operations::statedir::{self, Kind};
-use crate::operations::words::in_words;
+use crate::operations::statedir::Kind;
 
 /// A rank is stalled when its last activity is older than the newest of
 /// the others' by more than this many times the journal's median lease
@@ -240,16 +239,8 @@ fn journal_workers(
     now: f64,
     progress: &dyn Progress,
 ) -> Result<JournalWorkers, InputError> {
-    let len = input::size(path, file)?;
-    let meter = progress.meter(path, len);
-    let advance = |n| meter.advance(n);
     let mut tallies = Tallies::default();
-    let scan = journal::scan(
-        Positional::file(file, len).with_progress(&advance),
-        &mut tallies,
-    )
-    .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))))?;
-    meter.finish();
+    let scan = input::scan_journal(path, file, progress, &mut tallies)?;
     if !tallies.sweep.owners.is_empty() {
         tallies.end_sweep(scan.replay.active.len());
     }
@@ -320,21 +311,9 @@ pub fn workers(
     now: f64,
     progress: &dyn Progress,
 ) -> (WorkersReport, Vec<InputError>) {
-    let proc_locks = statedir::ProcLocks::default();
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    for path in paths {
-        let result = input::journals(path, kind, &proc_locks, "--workers").and_then(|journals| {
-            journals
-                .iter()
-                .map(|(path, file)| journal_workers(path, file, now, progress))
-                .collect::<Result<Vec<_>, _>>()
-        });
-        match result {
-            Ok(found) => files.extend(found),
-            Err(e) => errors.push(e),
-        }
-    }
+    let (files, errors) = input::each_journal(paths, kind, "--workers", |path, file| {
+        journal_workers(path, file, now, progress)
+    });
     let report = WorkersReport {
         schema_version: schema::INSPECT,
         kind: "workers",

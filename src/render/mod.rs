@@ -5,6 +5,7 @@
 mod diff;
 mod inspect;
 mod table;
+mod timeline;
 mod verify;
 mod workers;
 mod write;
@@ -12,8 +13,12 @@ mod write;
 pub use diff::diff;
 pub use inspect::{directory, inspected, inspection, journal, snapshot};
 pub use table::{Table, printable};
+pub use timeline::timeline;
 pub use verify::{catalog, explain, verify};
 pub use workers::workers;
+
+/// The columns a timeline's line takes besides its buckets.
+pub const TIMELINE_MARGIN: usize = 2 + timeline::LABEL + timeline::AFTER;
 pub use write::{compact, discard, forecast, migrate, repair};
 
 use std::io::{self, Write};

@@ -392,15 +392,29 @@ fn every_fidelity_journal_counts_its_workers_as_the_replay_does() {
     }
 }
 
-/// A journal written to show each inference: a rank that went quiet, a
+/// A campaign written to show each inference: a rank that went quiet, a
 /// rollback (one reclaim), a TTL sweep (two reclaims at one time, leases
-/// left) and resume's sweep (every lease reclaimed at one time).
-#[test]
-fn reclaims_are_told_apart_and_a_quiet_rank_is_stalled() {
-    use leasejournal::engine::journal::encode::marker_line;
+/// left) and resume's sweep (every lease reclaimed at one time); with
+/// `legacy`, a lease and its done from before F314 come first.
+fn campaign(legacy: bool) -> Vec<u8> {
+    use leasejournal::engine::journal::encode::{lease_line, marker_line};
     use leasejournal::engine::journal::{Clock, WorkId};
+    use leasejournal::engine::json::PyInt;
     let t0 = 1754550000.0;
     let mut journal = Vec::new();
+    if legacy {
+        let payload = r#"{"path":"/seed/legacy"}"#;
+        let id = WorkId::of_canonical(payload.as_bytes());
+        journal.extend(lease_line(
+            &id,
+            &PyInt::Small(4),
+            310.5,
+            &PyInt::Small(1),
+            Clock::Legacy,
+            payload.as_bytes(),
+        ));
+        journal.extend(marker_line("done", &id, Clock::Legacy, 312.5));
+    }
     let lease = |n: u32, worker: i64, time: f64, journal: &mut Vec<u8>| {
         let payload = format!(r#"{{"path":"/seed/{n}"}}"#);
         journal.extend(crate::support::lease_of(&payload, worker, time));
@@ -436,9 +450,14 @@ fn reclaims_are_told_apart_and_a_quiet_rank_is_stalled() {
     let f = lease(n + 4, 2, late + 4.0, &mut journal);
     mark("reclaim", &b, late + 100.0, &mut journal);
     mark("reclaim", &f, late + 100.0, &mut journal);
+    journal
+}
+
+#[test]
+fn reclaims_are_told_apart_and_a_quiet_rank_is_stalled() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(".work_leases.jsonl");
-    std::fs::write(&path, &journal).unwrap();
+    std::fs::write(&path, campaign(false)).unwrap();
     let report = workers_of(&path, "1754557400");
     let by_rank: BTreeMap<String, &schema::Worker> = report.files[0]
         .workers
@@ -487,4 +506,83 @@ fn reclaims_are_told_apart_and_a_quiet_rank_is_stalled() {
         .unwrap()
         .replace(&path.display().to_string(), "JOURNAL"),
     );
+}
+
+/// `inspect --timeline --format json` of `path`, with `args` before it.
+fn timeline_of(args: &[&str], path: &Path) -> schema::Timeline {
+    json_ok(
+        lj().args(["inspect", "--timeline", "--format", "json"])
+            .args(args)
+            .arg(path),
+    )
+}
+
+/// The timeline's buckets hold every completion and reclaim, per rank as
+/// `--workers` counts them; --since and --until narrow it; the picture at
+/// 60 and 160 columns, in blocks and in ASCII (also for TERM=dumb), whole.
+#[test]
+fn the_timeline_counts_every_completion_and_draws_to_the_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".work_leases.jsonl");
+    std::fs::write(&path, campaign(true)).unwrap();
+    let report = timeline_of(&["--now", "1754557400"], &path);
+    let [file] = &report.files[..] else {
+        panic!("one journal, one timeline")
+    };
+    let workers = workers_of(&path, "1754557400");
+    let completed: u64 = workers.files[0].workers.iter().map(|w| w.completed).sum();
+    // The legacy lease's done has no unix time: it is on no bucket.
+    assert_eq!(file.completions.iter().sum::<u64>(), completed - 1);
+    assert_eq!(file.reclaims.iter().sum::<u64>(), 5);
+    for rank in &file.workers {
+        assert_eq!(rank.completions.len(), file.completions.len());
+        let w = workers.files[0]
+            .workers
+            .iter()
+            .find(|w| w.worker == rank.worker)
+            .unwrap();
+        let legacy = u64::from(w.worker.to_string() == "4");
+        assert_eq!(rank.completions.iter().sum::<u64>() + legacy, w.completed);
+    }
+    assert_eq!(file.legacy_end, Some(1754550000.0));
+    assert_eq!(file.last_record, Some(1754550000.0 + 20.0 + 7200.0 + 100.0));
+    // The last hour only: rank 3's one completion, at the start, is out.
+    let narrowed = timeline_of(&["--since", "2025-08-07T08:00:00Z"], &path);
+    let ranks: Vec<String> = narrowed.files[0]
+        .workers
+        .iter()
+        .filter(|w| w.completions.iter().sum::<u64>() > 0)
+        .map(|w| w.worker.to_string())
+        .collect();
+    assert_eq!(ranks, ["1", "2"]);
+    assert!(narrowed.files[0].start.unwrap() <= 1754553600.0);
+    let until = timeline_of(&["--until", "1754550015"], &path);
+    assert_eq!(until.files[0].completions.iter().sum::<u64>(), 1);
+    // The pictures.
+    let draw = |columns: &str, extra: &[&str], term: Option<&str>| {
+        let mut cmd = lj();
+        cmd.args(["inspect", "--timeline"])
+            .args(extra)
+            .arg(&path)
+            .env("COLUMNS", columns);
+        if let Some(term) = term {
+            cmd.env("TERM", term);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .replace(&path.display().to_string(), "JOURNAL")
+    };
+    golden::assert_golden("test.forensics.timeline-60", &draw("60", &[], None));
+    golden::assert_golden("test.forensics.timeline-160", &draw("160", &[], None));
+    let ascii = draw("60", &["--ascii"], None);
+    golden::assert_golden("test.forensics.timeline-60-ascii", &ascii);
+    assert_eq!(draw("60", &[], Some("dumb")), ascii);
+    assert!(ascii.is_ascii(), "{ascii}");
+    for picture in [draw("60", &[], None), ascii] {
+        for line in picture.lines() {
+            assert!(line.chars().count() <= 60, "{line}");
+        }
+    }
 }

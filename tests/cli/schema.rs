@@ -185,6 +185,40 @@ pub struct ReclaimedBy {
     pub abandon: u64,
 }
 
+/// `inspect --timeline --format json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timeline {
+    pub schema_version: u32,
+    pub kind: String,
+    pub files: Vec<JournalTimeline>,
+}
+
+/// The timeline of one journal.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalTimeline {
+    pub path: String,
+    #[serde(deserialize_with = "present")]
+    pub start: Option<f64>,
+    pub bucket_seconds: f64,
+    pub completions: Vec<u64>,
+    pub reclaims: Vec<u64>,
+    pub workers: Vec<RankLine>,
+    #[serde(deserialize_with = "present")]
+    pub legacy_end: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub last_record: Option<f64>,
+}
+
+/// One rank's completions per bucket.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RankLine {
+    pub worker: PyInt,
+    pub completions: Vec<u64>,
+}
+
 /// `inspect --format json` of several paths.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

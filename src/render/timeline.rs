@@ -1,0 +1,110 @@
+//! `inspect --timeline`: a sparkline per line, the total first, then one
+//! per worker rank, each scaled to its own peak; a line of marks beneath;
+//! the range and the bucket width above.
+
+use std::io::{self, Write};
+
+use super::{Styles, count, duration, printable, utc};
+use crate::operations::timeline::{JournalTimeline, TimelineReport};
+
+/// The columns a line's label takes: `worker 999` and a space.
+pub const LABEL: usize = 11;
+
+/// The columns after a sparkline: the count and the peak.
+pub const AFTER: usize = 24;
+
+/// Levels of a bucket, from none to the line's peak.
+const BLOCKS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+const ASCII: [char; 9] = [' ', '.', ':', '-', '=', '+', '*', '#', '@'];
+
+/// Writes the timeline of each journal; `ascii` draws with ASCII only.
+pub fn timeline(
+    out: &mut dyn Write,
+    r: &TimelineReport,
+    ascii: bool,
+    s: &Styles,
+) -> io::Result<()> {
+    for (i, file) in r.files.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        journal(out, file, ascii, s)?;
+    }
+    Ok(())
+}
+
+fn journal(out: &mut dyn Write, t: &JournalTimeline, ascii: bool, s: &Styles) -> io::Result<()> {
+    writeln!(out, "{} {}", s.bold("timeline of"), printable(&t.path))?;
+    let Some(start) = t.start else {
+        return writeln!(out, "  no unix-clock record in the window");
+    };
+    let end = start + t.bucket_seconds * t.completions.len() as f64;
+    let (to, dot) = if ascii { ("->", "-") } else { ("→", "·") };
+    writeln!(out, "  {} {to} {}", utc(start), utc(end))?;
+    writeln!(
+        out,
+        "  completions per {} bucket, each line scaled to its peak",
+        duration(t.bucket_seconds)
+    )?;
+    let levels = if ascii { &ASCII } else { &BLOCKS };
+    let line = |out: &mut dyn Write, label: &str, counts: &[u64]| {
+        let peak = counts.iter().copied().max().unwrap_or(0);
+        let spark: String = counts
+            .iter()
+            .map(|&c| {
+                if c == 0 {
+                    levels[0]
+                } else {
+                    levels[(c * 8).div_ceil(peak).clamp(1, 8) as usize]
+                }
+            })
+            .collect();
+        let total: u64 = counts.iter().sum();
+        writeln!(
+            out,
+            "  {label:<width$} {spark} {} (peak {})",
+            count(total),
+            count(peak),
+            width = LABEL - 1
+        )
+    };
+    line(out, "total", &t.completions)?;
+    for rank in &t.workers {
+        line(out, &format!("worker {}", rank.worker), &rank.completions)?;
+    }
+    let bucket_of = |time: Option<f64>| {
+        time.map(|time| ((time - start) / t.bucket_seconds).floor())
+            .filter(|b| *b >= 0.0 && (*b as usize) < t.completions.len())
+            .map(|b| b as usize)
+    };
+    let (last, legacy) = (bucket_of(t.last_record), bucket_of(t.legacy_end));
+    let marks: String = (0..t.completions.len())
+        .map(|b| {
+            if Some(b) == last {
+                'X'
+            } else if Some(b) == legacy {
+                'L'
+            } else if t.reclaims[b] > 0 {
+                'R'
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    writeln!(
+        out,
+        "  {:<width$} {}",
+        "marks",
+        marks.trim_end(),
+        width = LABEL - 1
+    )?;
+    writeln!(
+        out,
+        "  R {} {dot} L the legacy clock ends",
+        crate::operations::words::plural(t.reclaims.iter().sum(), "reclaim", "reclaims")
+    )?;
+    match t.last_record {
+        Some(last) => writeln!(out, "  X the last record, {}", utc(last)),
+        None => Ok(()),
+    }
+}
