@@ -73,6 +73,9 @@ for mib in "${SIZES[@]}"; do
   row "leasejournal verify (one thread)" env RAYON_NUM_THREADS=1 "$BIN" verify --quiet "$file"
   row "leasejournal inspect" "$BIN" inspect "$file"
   row "leasejournal inspect --format json" "$BIN" inspect --format json "$file"
+  row "leasejournal inspect --workers" "$BIN" inspect --workers "$file"
+  row "leasejournal inspect --timeline" "$BIN" inspect --timeline "$file"
+  row "leasejournal inspect --records --format ndjson" "$BIN" inspect --records --format ndjson "$file"
   row "leasejournal compact --output" "$BIN" compact --output "$DIR/compacted.jsonl" "$file"
 done
 

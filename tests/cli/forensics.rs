@@ -522,9 +522,13 @@ fn timeline_of(args: &[&str], path: &Path) -> schema::Timeline {
 /// 60 and 160 columns, in blocks and in ASCII (also for TERM=dumb), whole.
 #[test]
 fn the_timeline_counts_every_completion_and_draws_to_the_width() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(".work_leases.jsonl");
-    std::fs::write(&path, campaign(true)).unwrap();
+    // The shipped fixture is this campaign, with a lease from before F314.
+    let path = fixture("forensics/campaign.jsonl");
+    if std::env::var_os("LEASEJOURNAL_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, campaign(true)).unwrap();
+    }
+    assert!(std::fs::read(&path).unwrap() == campaign(true));
     let report = timeline_of(&["--now", "1754557400"], &path);
     let [file] = &report.files[..] else {
         panic!("one journal, one timeline")
@@ -563,16 +567,15 @@ fn the_timeline_counts_every_completion_and_draws_to_the_width() {
         let mut cmd = lj();
         cmd.args(["inspect", "--timeline"])
             .args(extra)
-            .arg(&path)
+            .arg("fixtures/forensics/campaign.jsonl")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
             .env("COLUMNS", columns);
         if let Some(term) = term {
             cmd.env("TERM", term);
         }
         let out = cmd.output().unwrap();
         assert_eq!(out.status.code(), Some(0));
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .replace(&path.display().to_string(), "JOURNAL")
+        String::from_utf8(out.stdout).unwrap()
     };
     golden::assert_golden("test.forensics.timeline-60", &draw("60", &[], None));
     golden::assert_golden("test.forensics.timeline-160", &draw("160", &[], None));
