@@ -24,6 +24,9 @@ pub fn timeline(
     ascii: bool,
     s: &Styles,
 ) -> io::Result<()> {
+    if r.files.is_empty() {
+        return writeln!(out, "no journal: no timeline to draw");
+    }
     for (i, file) in r.files.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;

@@ -7,6 +7,9 @@ use crate::operations::workers::WorkersReport;
 
 /// Writes the workers of each journal.
 pub fn workers(out: &mut dyn Write, r: &WorkersReport, s: &Styles) -> io::Result<()> {
+    if r.files.is_empty() {
+        return writeln!(out, "no journal: no worker to show");
+    }
     for (i, file) in r.files.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;

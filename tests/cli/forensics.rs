@@ -589,3 +589,32 @@ fn the_timeline_counts_every_completion_and_draws_to_the_width() {
         }
     }
 }
+
+/// A state directory without journals has no worker and no timeline, and
+/// says so; its snapshot is no error.
+#[test]
+fn a_directory_without_journals_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixture("samples/.state_tasks.json"),
+        dir.path().join(".state_tasks.json"),
+    )
+    .unwrap();
+    for (view, said) in [
+        ("--workers", "no journal: no worker to show\n"),
+        ("--timeline", "no journal: no timeline to draw\n"),
+    ] {
+        lj().args(["inspect", view])
+            .arg(dir.path())
+            .assert()
+            .code(0)
+            .stdout(said)
+            .stderr("");
+    }
+    lj().args(["inspect", "--records", "--format", "ndjson"])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .stdout("")
+        .stderr("");
+}
