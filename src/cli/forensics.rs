@@ -55,6 +55,13 @@ pub struct ForensicsArgs {
     /// gives the line), in file order, as upstream's reader splits lines.
     #[arg(long = "records", conflicts_with_all = ["worker", "id", "history", "limit", "all"])]
     pub records: bool,
+
+    /// With --records: also give each line the codes that depend on the
+    /// state at the end of the file (legacy-clock-lease, future-lease,
+    /// expired-lease, seed-missing, requeued-twice), reading each journal
+    /// twice.
+    #[arg(long = "end-state", requires = "records")]
+    pub end_state: bool,
 }
 
 /// What `inspect` was asked besides these views.
@@ -149,8 +156,15 @@ pub fn run(
     };
     let tell = |e: &input::InputError| super::tell(format_args!("{e}"));
     Some(
-        records::stream(args.paths, kind, &settings, &bars, out, &tell)
-            .map_err(anyhow::Error::from),
+        records::stream(
+            args.paths,
+            (kind, forensics.end_state),
+            &settings,
+            &bars,
+            out,
+            &tell,
+        )
+        .map_err(anyhow::Error::from),
     )
 }
 

@@ -10,6 +10,7 @@
 //! formats and writes them. Memory is the replay state and those batches,
 //! whatever the size of the file.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -22,7 +23,7 @@ use crate::operations::exit::Exit;
 use crate::operations::input::{self, InputError};
 use crate::operations::progress::Progress;
 use crate::operations::statedir::{self, Kind};
-use crate::operations::verify::{Code, LineChecks, Settings};
+use crate::operations::verify::{self, Code, LineChecks, Settings};
 use crate::operations::words::in_words;
 
 /// One line of a journal, as the stream gives it. Serialised with the
@@ -287,13 +288,16 @@ const IN_HAND: usize = 4;
 /// batches. The last row is always kept back, for the codes of the tail.
 struct Rows<'s> {
     checks: LineChecks<'s>,
+    /// The end state's codes by line, when they were asked for.
+    end_state: BTreeMap<u64, Vec<Code>>,
     batch: Vec<Row>,
     hand_over: mpsc::SyncSender<Vec<Row>>,
 }
 
 impl Observer for Rows<'_> {
     fn line(&mut self, event: &LineEvent<'_>) {
-        let codes = self.checks.line(event);
+        let mut codes = self.checks.line(event);
+        codes.extend(self.end_state.remove(&event.number).unwrap_or_default());
         self.batch.push(Row::of(event, codes));
         if self.batch.len() > BATCH {
             let last = self.batch.pop();
@@ -309,9 +313,13 @@ impl Observer for Rows<'_> {
 /// state directory's journals in resume order) to `out`, in the order
 /// given. A path that cannot be read is reported and the others are still
 /// streamed; the exit status is then 2 ([`Exit::Trouble`]).
+///
+/// With `end_state`, each journal is first read for the findings of the
+/// state at its end ([`verify::END_STATE`]), so that their lines carry them
+/// too: two reads instead of one.
 pub fn stream(
     paths: &[PathBuf],
-    kind: Option<Kind>,
+    (kind, end_state): (Option<Kind>, bool),
     settings: &Settings,
     progress: &dyn Progress,
     out: &mut dyn Write,
@@ -321,11 +329,19 @@ pub fn stream(
     let mut exit = Exit::Success;
     for path in paths {
         let result = input::journals(path, kind, &proc_locks, "--records")
-            .map_err(Failure::Input)
             .and_then(|journals| {
-                journals
-                    .into_iter()
-                    .try_for_each(|(path, file)| stream_file(&path, file, settings, progress, out))
+                let ends = if end_state {
+                    verify::end_state_codes(&journals, settings, progress)?
+                } else {
+                    vec![BTreeMap::new(); journals.len()]
+                };
+                Ok(journals.into_iter().zip(ends))
+            })
+            .map_err(Failure::Input)
+            .and_then(|mut journals| {
+                journals.try_for_each(|((path, file), end)| {
+                    stream_file(&path, file, settings, progress, out, end)
+                })
             });
         match result {
             Ok(()) => {}
@@ -360,6 +376,7 @@ fn stream_file(
     settings: &Settings,
     progress: &dyn Progress,
     out: &mut dyn Write,
+    end_state: BTreeMap<u64, Vec<Code>>,
 ) -> Result<(), Failure> {
     let shown = path.display().to_string();
     let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
@@ -374,6 +391,7 @@ fn stream_file(
             let advance = |n| meter.advance(n);
             let mut rows = Rows {
                 checks: LineChecks::new(settings, shown, deferred),
+                end_state,
                 batch: Vec::with_capacity(BATCH + 1),
                 hand_over,
             };
@@ -383,6 +401,7 @@ fn stream_file(
                 checks,
                 mut batch,
                 hand_over,
+                ..
             } = rows;
             if let Some(last) = batch.last_mut() {
                 last.findings.extend(checks.tail(&scan.summary));

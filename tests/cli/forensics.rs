@@ -36,8 +36,14 @@ struct Row {
 
 /// The stream of `path`, one parsed object per line.
 fn rows(path: &Path) -> Vec<Row> {
+    rows_with(&[], path)
+}
+
+/// The stream of `path` with `args`.
+fn rows_with(args: &[&str], path: &Path) -> Vec<Row> {
     let out = lj()
         .args(["inspect", "--records", "--format", "ndjson", "--now", NOW])
+        .args(args)
         .arg(path)
         .output()
         .unwrap();
@@ -55,6 +61,16 @@ fn rows(path: &Path) -> Vec<Row> {
     text.lines()
         .map(|line| schema::parse::<Row>(line.as_bytes()))
         .collect()
+}
+
+/// `verify`'s report of `path`, every finding listed.
+fn verified(path: &Path) -> Verify {
+    let out = lj()
+        .args(["verify", "--format=json", "--max-examples=0", "--now", NOW])
+        .arg(path)
+        .output()
+        .unwrap();
+    schema::parse(&out.stdout)
 }
 
 /// Where each line starts, split as upstream's reader splits (universal
@@ -182,20 +198,7 @@ fn every_fidelity_journal_streams_as_inspect_and_verify_read_it() {
         assert_eq!(active, table, "{shown}");
         // Each line's codes are verify's findings on that line, but those
         // of the end state.
-        let out = lj()
-            .args([
-                "verify",
-                "--format",
-                "json",
-                "--max-examples",
-                "0",
-                "--now",
-                NOW,
-            ])
-            .arg(path)
-            .output()
-            .unwrap();
-        let verified: Verify = schema::parse(&out.stdout);
+        let verified = verified(path);
         let expected: BTreeSet<(u64, String, usize)> = numbered(
             verified
                 .findings
@@ -213,6 +216,27 @@ fn every_fidelity_journal_streams_as_inspect_and_verify_read_it() {
                 .flat_map(|r| r.findings.iter().map(|c| (r.line, c.clone()))),
         );
         assert_eq!(got, expected, "{shown}");
+        // With --end-state, every one of verify's findings on its line.
+        let all = numbered(verified.findings.iter().map(|f| {
+            (
+                f.line.expect("a journal finding has a line"),
+                f.code.clone(),
+            )
+        }));
+        let with_end = rows_with(&["--end-state"], path);
+        let got = numbered(
+            with_end
+                .iter()
+                .flat_map(|r| r.findings.iter().map(|c| (r.line, c.clone()))),
+        );
+        assert_eq!(got, all, "{shown} --end-state");
+        // Nothing else differs.
+        let strip = |rows: &[Row]| -> Vec<String> {
+            rows.iter()
+                .map(|r| format!("{} {} {:?} {:?}", r.line, r.offset, r.effect, r.ignored))
+                .collect()
+        };
+        assert_eq!(strip(&with_end), strip(&rows), "{shown}");
     }
 }
 
@@ -617,4 +641,44 @@ fn a_directory_without_journals_says_so() {
         .code(0)
         .stdout("")
         .stderr("");
+}
+
+/// With --end-state, a state directory's stream carries every one of
+/// verify's findings on its file and line, resume's duplicates across its
+/// two journals included.
+#[test]
+fn the_end_state_spans_a_directorys_journals() {
+    let lines: Vec<String> =
+        std::fs::read_to_string(fixture("verify/requeued-twice/journal.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| format!("{l}\n"))
+            .collect();
+    assert_eq!(lines.len(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(".dispatch_protocol_deferred.jsonl"),
+        &lines[0],
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(".work_leases.jsonl"), &lines[1]).unwrap();
+    let verified = verified(dir.path());
+    let expected: BTreeSet<(String, u64, String)> = verified
+        .findings
+        .iter()
+        .filter_map(|f| Some((f.file.clone(), f.line?, f.code.clone())))
+        .collect();
+    assert!(
+        expected.iter().any(|(_, _, code)| code == "requeued-twice"),
+        "{expected:?}"
+    );
+    let got: BTreeSet<(String, u64, String)> = rows_with(&["--end-state"], dir.path())
+        .into_iter()
+        .flat_map(|r| {
+            r.findings
+                .into_iter()
+                .map(move |c| (r.file.clone(), r.line, c))
+        })
+        .collect();
+    assert_eq!(got, expected);
 }

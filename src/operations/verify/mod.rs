@@ -189,6 +189,60 @@ fn resume_findings(mut forecasts: Vec<(String, Forecast)>, settings: &Settings) 
     resume(&forecasts, settings)
 }
 
+/// The codes whose findings depend on the state at the end of a journal:
+/// the leases still active then, and resume's forecast of them. A stream
+/// written as the file is read cannot know them ([`LineChecks`]).
+pub const END_STATE: [Code; 5] = [
+    Code::LegacyClockLease,
+    Code::FutureLease,
+    Code::ExpiredLease,
+    Code::SeedMissing,
+    Code::RequeuedTwice,
+];
+
+/// The end-state findings of `journals` (read in the order resume reads
+/// them: resume's duplicates span them), as codes by line, one map per
+/// journal. One read of each; memory is bounded by their active leases.
+pub fn end_state_codes(
+    journals: &[(PathBuf, std::fs::File)],
+    settings: &Settings,
+    progress: &dyn Progress,
+) -> Result<Vec<std::collections::BTreeMap<u64, Vec<Code>>>, InputError> {
+    // Every other code is left out, and each of these is kept.
+    let settings = Settings {
+        ignore: Code::ALL
+            .iter()
+            .copied()
+            .filter(|c| !END_STATE.contains(c))
+            .collect(),
+        max_examples: 0,
+        ..settings.clone()
+    };
+    let mut found = Findings::default();
+    let mut forecasts = Vec::new();
+    for (path, file) in journals {
+        let file = file.try_clone().map_err(|e| InputError::io(path, &e))?;
+        let (findings, forecast) =
+            verify_file(path, Kind::Journal, Vec::new(), file, &settings, progress)?;
+        found.extend(findings);
+        forecasts.extend(forecast.map(|f| (path.display().to_string(), f)));
+    }
+    found.extend(resume_findings(forecasts, &settings));
+    let mut maps = vec![std::collections::BTreeMap::new(); journals.len()];
+    for finding in found.examples {
+        let file = journals
+            .iter()
+            .position(|(path, _)| path.display().to_string() == finding.file);
+        if let (Some(file), Some(line)) = (file, finding.line) {
+            maps[file]
+                .entry(line)
+                .or_insert_with(Vec::new)
+                .push(finding.code);
+        }
+    }
+    Ok(maps)
+}
+
 /// What checking one path gave.
 struct Checked {
     kind: &'static str,
