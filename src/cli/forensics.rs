@@ -78,30 +78,6 @@ pub struct Inspect<'a> {
     pub progress: &'a ProgressArgs,
 }
 
-impl<'a> Inspect<'a> {
-    /// What was asked, showing progress as the defaults say.
-    pub fn new(
-        paths: &'a [PathBuf],
-        kind: Option<KindArg>,
-        now: Option<f64>,
-        output: &'a OutputArgs,
-    ) -> Self {
-        static DEFAULT: ProgressArgs = ProgressArgs { no_progress: false };
-        Inspect {
-            paths,
-            kind,
-            now,
-            output,
-            progress: &DEFAULT,
-        }
-    }
-
-    /// With these progress options.
-    pub fn with_progress(self, progress: &'a ProgressArgs) -> Self {
-        Inspect { progress, ..self }
-    }
-}
-
 /// Runs `inspect --workers`, `--timeline` or `--records`; `None` when none
 /// was asked for. `--format ndjson` and `--records` go together.
 pub fn run(

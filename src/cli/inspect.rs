@@ -89,8 +89,10 @@ pub struct InspectArgs {
 
 /// Runs `inspect`.
 pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    let asked = forensics::Inspect::new(&args.paths, args.kind, args.now, &args.output);
-    let asked = asked.with_progress(&args.progress);
+    let (paths, kind, now) = (&args.paths, args.kind, args.now);
+    let (output, progress) = (&args.output, &args.progress);
+    #[rustfmt::skip]
+    let asked = forensics::Inspect { paths, kind, now, output, progress };
     if let Some(ran) = forensics::run(&args.forensics, asked, out) {
         return ran;
     }
