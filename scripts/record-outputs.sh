@@ -69,6 +69,12 @@ readers() {
   done
   run "$tag.inspect-all.table" inspect --now "$NOW" --all "$path"
   run "$tag.verify-strict.table" verify --now "$NOW" --strict "$path"
+  for format in table json; do
+    run "$tag.workers.$format" inspect --workers --now "$NOW" --format "$format" "$path"
+    run "$tag.timeline.$format" inspect --timeline --format "$format" "$path"
+  done
+  run "$tag.records.ndjson" inspect --records --format ndjson --now "$NOW" "$path"
+  run "$tag.records-end.ndjson" inspect --records --end-state --format ndjson --now "$NOW" "$path"
 }
 
 writers() {
