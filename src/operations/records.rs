@@ -8,7 +8,15 @@
 //! Streamed: the scan runs on a thread of its own and hands its lines over
 //! in batches (a few in hand at a time) to the calling thread, which
 //! formats and writes them. Memory is the replay state and those batches,
-//! whatever the size of the file.
+//! whatever the size of the file (and, with `--end-state`, the end state's
+//! codes by line, one per active lease at most).
+//!
+//! The hand-over is the one place where a thread of rayon's pool waits for
+//! a thread outside it: the scan's observer, on a thread of the pool,
+//! waits while every batch is in hand. The thread it waits for only
+//! formats and writes, and never uses the pool, so the wait always ends
+//! (`engine::journal::scan`'s rule is that nothing in the pool waits for
+//! what waits for the pool).
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
