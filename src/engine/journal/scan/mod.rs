@@ -25,7 +25,9 @@
 //!
 //! So no task in the pool waits for anything outside the pool, and other
 //! code may use the pool while a scan runs, including code that the scan's
-//! reads wait for.
+//! reads wait for. (An observer runs in the pool too: one that waits, as
+//! `operations::records` hands its rows to a writer, must wait only for a
+//! thread that never uses the pool.)
 //!
 //! Scans may themselves run side by side on the pool (`verify` and
 //! `inspect` of many paths). A positional scan called from a thread of the
