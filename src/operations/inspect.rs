@@ -306,7 +306,7 @@ pub enum Inspected {
     Many(Inspections),
 }
 
-/// Inspects every path of `paths` ([`inspect`]), several at once, and
+/// Inspects every path of `paths`, several at once, and
 /// returns the report with the errors of the paths that could not be read
 /// (already in the report of several paths). One path that cannot be read
 /// is the error.
@@ -320,7 +320,7 @@ pub fn inspect_paths(
     // Read once for every path: who holds which lock.
     let proc_locks = statedir::ProcLocks::default();
     let mut results = input::each_path(paths, |path| {
-        inspect_with(path, kind, options, now, progress, &proc_locks)
+        inspect(path, kind, options, now, progress, &proc_locks)
     });
     if results.len() == 1
         && let Some(result) = results.pop()
@@ -356,20 +356,9 @@ pub fn inspect_paths(
 }
 
 /// Inspects PATH: a journal, a snapshot, or a state directory (`-` is
-/// standard input), read once, read-only.
-pub fn inspect(
-    path: &Path,
-    kind: Option<Kind>,
-    options: &JournalOptions,
-    now: f64,
-    progress: &dyn Progress,
-) -> Result<Inspection, InputError> {
-    let proc_locks = statedir::ProcLocks::default();
-    inspect_with(path, kind, options, now, progress, &proc_locks)
-}
-
-/// [`inspect`], with the lock table read (once) through `proc_locks`.
-fn inspect_with(
+/// standard input), read once, read-only; who holds which lock is read
+/// (once for a run) through `proc_locks`.
+fn inspect(
     path: &Path,
     kind: Option<Kind>,
     options: &JournalOptions,
