@@ -3,14 +3,14 @@
 //! and every saved reproducer (`fixtures/fuzz/`), on stable Rust.
 //! Each panics when a property fails.
 
+use crate::engine::journal::compaction as compact;
 use crate::engine::journal::{
     self, Clock, LineEvent, LineKind, LineReader, Observer, Positional, Replay, ScanOptions,
     WorkId, classify, classify_fast, classify_general, encode,
 };
 use crate::engine::json::{self, Mode, NonFinite, PyInt, Value};
 use crate::engine::snapshot;
-use crate::operations::compact;
-use crate::operations::plan::check_replay;
+use crate::store::session::check_replay;
 
 /// Value equality with NaN equal to itself and -0.0 distinct from 0.0,
 /// which is what a round trip through text must preserve.

@@ -77,3 +77,4 @@ pub mod engine;
 pub mod fuzzing;
 pub mod operations;
 pub mod render;
+pub mod store;

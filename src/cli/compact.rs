@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::Finished;
 use super::output::{Bars, OutputArgs, ProgressArgs};
 use super::write::{self, WriteArgs};
 use crate::operations::compact;
-use crate::operations::exit::Exit;
 use crate::render;
 
 /// Rewrite a journal as the state it replays to.
@@ -59,18 +59,18 @@ pub struct CompactArgs {
 }
 
 /// Runs `compact`.
-pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Finished> {
     let bars = Bars::new(&args.progress, args.output.format);
-    let flags = (args.drop_completed, args.drop_hidden);
+    let drops = compact::Drops {
+        completed: args.drop_completed,
+        hidden: args.drop_hidden,
+    };
     let (report, exit) = compact::run(
         &args.path,
-        flags,
+        drops,
         &args.write.options(),
         &bars,
-        &write::tell,
+        &write::Stderr,
     )?;
-    args.output.emit(out, &report, |out, styles| {
-        render::compact(out, &report, styles)
-    })?;
-    Ok(exit)
+    write::finish(&args.output, out, report, exit, render::compact)
 }

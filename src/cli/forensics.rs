@@ -12,8 +12,9 @@ use std::path::PathBuf;
 use super::output::{Bars, Format, KindArg, OutputArgs, ProgressArgs, parse_time, system_now};
 use crate::operations::exit::Exit;
 use crate::operations::verify::Settings;
-use crate::operations::{input, records, timeline, workers};
+use crate::operations::{records, timeline, workers};
 use crate::render;
+use crate::store::error::InputError;
 
 /// `inspect --workers`, `--timeline` and `--records`.
 #[derive(Clone, Debug, Args)]
@@ -130,7 +131,7 @@ pub fn run(
         ignore: Vec::new(),
         strict: false,
     };
-    let tell = |e: &input::InputError| super::tell(format_args!("{e}"));
+    let tell = |e: &InputError| super::tell(format_args!("{e}"));
     Some(
         records::stream(
             args.paths,
@@ -150,12 +151,12 @@ fn emit<R: serde::Serialize>(
     args: &Inspect<'_>,
     out: &mut dyn Write,
     report: &R,
-    errors: &[input::InputError],
+    errors: &[InputError],
     draw: impl FnOnce(&mut dyn Write, &crate::render::Styles) -> std::io::Result<()>,
 ) -> anyhow::Result<Exit> {
     for error in errors {
         super::tell(format_args!("{error}"));
     }
     args.output.emit(out, report, draw)?;
-    Ok(input::exit_for(errors))
+    Ok(Exit::of_read_errors(errors))
 }

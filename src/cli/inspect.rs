@@ -13,7 +13,6 @@ use super::output::{
     parse_worker, system_now,
 };
 use crate::operations::exit::Exit;
-use crate::operations::input;
 use crate::operations::inspect::{self, JournalOptions};
 use crate::render;
 
@@ -113,5 +112,5 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     args.output.emit(out, &report, |out, styles| {
         render::inspected(out, &report, now, limit, styles)
     })?;
-    Ok(input::exit_for(&errors))
+    Ok(Exit::of_read_errors(&errors))
 }

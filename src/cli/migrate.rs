@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::Finished;
 use super::output::{Bars, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, WriteArgs};
-use crate::operations::exit::Exit;
 use crate::operations::migrate;
 use crate::render;
 
@@ -55,14 +55,17 @@ pub struct MigrateArgs {
 }
 
 /// Runs `migrate`.
-pub fn run(args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<Finished> {
     let now = args.now.unwrap_or_else(system_now);
     let bars = Bars::new(&args.progress, args.output.format);
     let options = args.write.options();
-    let (report, exit) =
-        migrate::run(&args.path, args.rewrite, now, &options, &bars, &write::tell)?;
-    args.output.emit(out, &report, |out, styles| {
-        render::migrate(out, &report, styles)
-    })?;
-    Ok(exit)
+    let (report, exit) = migrate::run(
+        &args.path,
+        args.rewrite,
+        now,
+        &options,
+        &bars,
+        &write::Stderr,
+    )?;
+    write::finish(&args.output, out, report, exit, render::migrate)
 }

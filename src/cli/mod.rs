@@ -23,6 +23,9 @@ use std::process::ExitCode;
 
 use clap::{FromArgMatches, Parser, Subcommand};
 
+use crate::store::durable::{Change, WriteError};
+use crate::store::session::FailedAfterChanges;
+
 /// Inspect, verify and repair the recovery state of a SymCC MPI fuzzing
 /// master.
 ///
@@ -92,43 +95,53 @@ pub fn main() -> ExitCode {
         inner: stdout.lock(),
         closed: false,
     });
-    let result = run(&cli, &mut out).and_then(|exit| {
-        out.flush()?;
-        Ok(exit)
+    let result = run(&cli, &mut out).and_then(|finished| match out.flush() {
+        Ok(()) => Ok(finished),
+        Err(error) if finished.changes.is_empty() => Err(error.into()),
+        Err(error) => Err(FailedAfterChanges {
+            error: error.into(),
+            changes: finished.changes,
+        }
+        .into()),
     });
-    let changes = crate::operations::durable::changes();
     let closed = out.get_ref().closed;
-    match result {
+    let no_changes = Vec::new();
+    let changes = match &result {
+        Ok(finished) => &finished.changes,
+        Err(err) => err
+            .downcast_ref::<FailedAfterChanges>()
+            .map_or(&no_changes, |failed| &failed.changes),
+    };
+    match &result {
         // The reader went away (`| head`): the exit status stays the
         // command's, unless files were changed and the report of it was
         // cut short.
         Ok(_) if closed && !changes.is_empty() => {
             tell(format_args!(
                 "standard output: closed before the whole report was written{}",
-                changed_already(None, &changes)
+                changed_already(None, changes)
             ));
             Exit::Changed.into()
         }
-        Ok(exit) => exit.into(),
-        Err(err) if is_broken_pipe(&err) && changes.is_empty() => Exit::Trouble.into(),
+        Ok(finished) => finished.exit.into(),
+        Err(err) if is_broken_pipe(err) && changes.is_empty() => Exit::Trouble.into(),
         Err(err) => {
-            let locked = err
-                .downcast_ref::<crate::operations::durable::WriteError>()
-                .is_some_and(|e| {
-                    matches!(e, crate::operations::durable::WriteError::Locked { .. })
-                });
             if changes.is_empty() {
+                let locked = err
+                    .downcast_ref::<WriteError>()
+                    .is_some_and(|e| matches!(e, WriteError::Locked { .. }));
                 tell(format_args!("{err:#}"));
                 return if locked { Exit::Refused } else { Exit::Trouble }.into();
             }
             // An error after a change names its file already.
-            let named = match err.downcast_ref::<crate::operations::durable::WriteError>() {
-                Some(crate::operations::durable::WriteError::AfterChange { path, .. }) => {
-                    Some(path.as_path())
-                }
+            let failed = err
+                .downcast_ref::<FailedAfterChanges>()
+                .map_or(err, |failed| &failed.error);
+            let named = match failed.downcast_ref::<WriteError>() {
+                Some(WriteError::AfterChange { path, .. }) => Some(path.as_path()),
                 _ => None,
             };
-            tell(format_args!("{err:#}{}", changed_already(named, &changes)));
+            tell(format_args!("{err:#}{}", changed_already(named, changes)));
             Exit::Changed.into()
         }
     }
@@ -136,10 +149,7 @@ pub fn main() -> ExitCode {
 
 /// After a failure, the changes this run made that the message does not
 /// already name: "; this run already changed A (was rewritten), …".
-fn changed_already(
-    named: Option<&std::path::Path>,
-    changes: &[crate::operations::durable::Change],
-) -> String {
+fn changed_already(named: Option<&std::path::Path>, changes: &[Change]) -> String {
     let mut others: Vec<String> = Vec::new();
     for change in changes {
         if named == Some(change.path.as_path()) {
@@ -174,7 +184,7 @@ struct StandardOutput<W> {
 
 impl<W: Write> StandardOutput<W> {
     fn named(err: io::Error) -> io::Error {
-        let words = crate::operations::words::in_words(&err);
+        let words = crate::store::error::in_words(&err);
         io::Error::new(
             err.kind(),
             format!("standard output: cannot write: {words}"),
@@ -210,8 +220,27 @@ impl<W: Write> Write for StandardOutput<W> {
     }
 }
 
+/// How a command ended: its exit status, and the files it changed (none
+/// but for a writing command's `--apply` or `--output`).
+#[derive(Debug)]
+pub struct Finished {
+    /// The exit status.
+    pub exit: Exit,
+    /// The changes made, in order.
+    pub changes: Vec<Change>,
+}
+
+impl From<Exit> for Finished {
+    fn from(exit: Exit) -> Finished {
+        Finished {
+            exit,
+            changes: Vec::new(),
+        }
+    }
+}
+
 /// Runs a parsed command line, writing data to `out`.
-pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Finished> {
     let output = match &cli.command {
         Command::Verify(args) => Some(&args.output),
         Command::Explain(args) => Some(&args.output),
@@ -228,15 +257,15 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
         );
     }
     match &cli.command {
-        Command::Inspect(args) => inspect::run(args, out),
-        Command::Verify(args) => verify::run(args, out),
-        Command::Explain(args) => explain::run(args, out),
+        Command::Inspect(args) => inspect::run(args, out).map(Finished::from),
+        Command::Verify(args) => verify::run(args, out).map(Finished::from),
+        Command::Explain(args) => explain::run(args, out).map(Finished::from),
         Command::Repair(args) => repair::run(args, out),
         Command::Recover(args) => recover::run(args, out),
         Command::Migrate(args) => migrate::run(args, out),
         Command::Compact(args) => compact::run(args, out),
-        Command::Diff(args) => diff::run(args, out),
-        Command::Completions(args) => completions::run(args, out),
+        Command::Diff(args) => diff::run(args, out).map(Finished::from),
+        Command::Completions(args) => completions::run(args, out).map(Finished::from),
     }
 }
 

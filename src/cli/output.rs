@@ -4,9 +4,9 @@ use std::io::IsTerminal;
 
 use clap::{Args, ValueEnum};
 
-use crate::operations::progress::{Meter, Progress};
-use crate::operations::statedir::Kind;
 use crate::render::{ColorChoice, Styles};
+use crate::store::format::Kind;
+use crate::store::progress::{Meter, Progress};
 
 /// The kind of a file, when its name and content do not settle it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::Finished;
 use super::output::{Bars, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::select::SelectArgs;
 use super::write::{self, WriteArgs};
@@ -74,7 +75,7 @@ pub struct RecoverArgs {
 }
 
 /// Runs `recover`.
-pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Finished> {
     anyhow::ensure!(
         !args.salvage,
         "recover --salvage is now `leasejournal repair`, which also seals the tail and never reclaims a lease; nothing was changed"
@@ -87,13 +88,10 @@ pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         args.output.emit(out, &report, |out, styles| {
             render::forecast(out, &report, styles)
         })?;
-        return Ok(Exit::Success);
+        return Ok(Exit::Success.into());
     }
     let request = args.select.request(args.export.clone());
     let (report, exit) =
-        recover::run_discard(&args.path, &request, now, &options, &bars, &write::tell)?;
-    args.output.emit(out, &report, |out, styles| {
-        render::discard(out, &report, styles)
-    })?;
-    Ok(exit)
+        recover::run_discard(&args.path, &request, now, &options, &bars, &write::Stderr)?;
+    write::finish(&args.output, out, report, exit, render::discard)
 }

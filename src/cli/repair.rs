@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::Finished;
 use super::output::{Bars, OutputArgs, ProgressArgs};
 use super::write::{self, WriteArgs};
-use crate::operations::exit::Exit;
 use crate::operations::repair;
 use crate::render;
 
@@ -46,11 +46,8 @@ pub struct RepairArgs {
 }
 
 /// Runs `repair`.
-pub fn run(args: &RepairArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(args: &RepairArgs, out: &mut dyn Write) -> anyhow::Result<Finished> {
     let bars = Bars::new(&args.progress, args.output.format);
-    let (report, exit) = repair::run(&args.paths, &args.write.options(), &bars, &write::tell)?;
-    args.output.emit(out, &report, |out, styles| {
-        render::repair(out, &report, styles)
-    })?;
-    Ok(exit)
+    let (report, exit) = repair::run(&args.paths, &args.write.options(), &bars, &write::Stderr)?;
+    write::finish(&args.output, out, report, exit, render::repair)
 }

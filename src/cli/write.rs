@@ -1,12 +1,18 @@
 //! The options every writing command shares: `--apply`, `--check`,
 //! `--output`, the backup and lock options, and `--kind`.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::output::KindArg;
-use crate::operations::transaction::WriteOptions;
+use super::Finished;
+use super::output::{KindArg, OutputArgs};
+use crate::operations::exit::Exit;
+use crate::operations::numbers::duration;
+use crate::operations::plan::Report;
+use crate::render::Styles;
+use crate::store::session::{FailedAfterChanges, Notes, WriteOptions};
 
 /// `--apply`, `--check`, `--output` and the backup and lock options.
 #[derive(Clone, Debug, Args)]
@@ -44,7 +50,8 @@ pub struct WriteArgs {
 }
 
 impl WriteArgs {
-    /// The options as the operations take them.
+    /// The options as the operations take them, with this run's stamp
+    /// for backups and exports.
     pub fn options(&self) -> WriteOptions {
         WriteOptions {
             apply: self.apply,
@@ -54,6 +61,9 @@ impl WriteArgs {
             backup_dir: self.backup_dir.clone(),
             lock_timeout: self.lock_timeout,
             kind: self.kind.map(KindArg::kind),
+            stamp: jiff::Timestamp::now()
+                .strftime("%Y%m%dT%H%M%SZ")
+                .to_string(),
         }
     }
 }
@@ -67,7 +77,53 @@ fn parse_timeout(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Says a writing run's notes on stderr.
-pub fn tell(message: std::fmt::Arguments<'_>) {
-    super::tell(message);
+/// Where a writing run's notes go: stderr.
+pub struct Stderr;
+
+impl Notes for Stderr {
+    fn say(&self, note: std::fmt::Arguments<'_>) {
+        super::tell(note);
+    }
+
+    /// Said only on a terminal, where someone is watching nothing happen.
+    fn waiting(&self, lock: &Path, holders: &[i64], timeout: f64) {
+        if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            return;
+        }
+        let who: Vec<String> = holders.iter().map(|p| format!("pid {p}")).collect();
+        super::tell(format_args!(
+            "waiting up to {} for {} to release {}",
+            duration(timeout),
+            if who.is_empty() {
+                "a running master".to_string()
+            } else {
+                who.join(", ")
+            },
+            lock.display()
+        ));
+    }
+}
+
+/// Prints a writing command's report, then ends with its exit status and
+/// the changes it made; a failure to print after a change carries them
+/// (exit status 4).
+pub fn finish<P: serde::Serialize>(
+    output: &OutputArgs,
+    out: &mut dyn Write,
+    report: Report<P>,
+    exit: Exit,
+    draw: impl FnOnce(&mut dyn Write, &Report<P>, &Styles) -> std::io::Result<()>,
+) -> anyhow::Result<Finished> {
+    match output.emit(out, &report, |out, styles| draw(out, &report, styles)) {
+        Ok(()) => Ok(Finished {
+            exit,
+            changes: report.changes,
+        }),
+        Err(error) if report.changes.is_empty() => Err(error.into()),
+        Err(error) => Err(FailedAfterChanges {
+            error: error.into(),
+            changes: report.changes,
+        }
+        .into()),
+    }
 }

@@ -14,18 +14,22 @@ use serde::Serialize;
 use serde_json::{Value as Json, json};
 
 use crate::engine::journal::Clock;
+use crate::engine::journal::StateView;
 use crate::engine::journal::{
     self, Active, LineEvent, LineKind, LineReader, Observer, Op, Replay, WorkId,
 };
 use crate::engine::json::PyInt;
 use crate::engine::snapshot::{self, Restored, TaskLease, TaskStats};
 use crate::operations::exit::Exit;
-use crate::operations::input::{self, InputError, Target};
 use crate::operations::inspect::describe_effect;
-use crate::operations::plan::StateView;
 use crate::operations::schema;
-use crate::operations::statedir::{Kind, ProcLocks};
-use crate::operations::words::in_words;
+use crate::store::error::InputError;
+use crate::store::error::in_words;
+use crate::store::format::Kind;
+use crate::store::lock::ProcLocks;
+use crate::store::open;
+use crate::store::resolve::Target;
+use crate::store::resolve::{self, Purpose};
 
 /// What kind of change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -690,7 +694,7 @@ pub struct DiffReport {
     /// Contract version.
     pub schema_version: u32,
     /// `snapshot` or `journal`.
-    pub kind: crate::operations::statedir::Kind,
+    pub kind: crate::store::format::Kind,
     /// A's path.
     pub a: String,
     /// B's path.
@@ -721,7 +725,7 @@ pub fn run(
     filter: &Filter,
     with_history: bool,
 ) -> anyhow::Result<(DiffReport, Exit)> {
-    if input::is_stdin(a) && input::is_stdin(b) {
+    if open::is_stdin(a) && open::is_stdin(b) {
         anyhow::bail!("diff reads standard input for one side only (- given for A and B)");
     }
     let (kind_a, prefix_a, file_a) = open_file(a, kind)?;
@@ -787,7 +791,7 @@ pub fn run(
 
 /// Opens one side: a file, never a directory.
 fn open_file(path: &Path, kind: Option<Kind>) -> Result<(Kind, Vec<u8>, File), InputError> {
-    match input::target(path, kind, &ProcLocks::default())? {
+    match resolve::resolve(path, kind, Purpose::Read(&ProcLocks::default()))? {
         Target::File {
             kind, prefix, file, ..
         } => Ok((kind, prefix, file)),
@@ -828,7 +832,7 @@ fn read_all(path: &Path, mut prefix: Vec<u8>, mut file: File) -> Result<Vec<u8>,
 }
 
 /// A file read from its start, by position (the sniffing read moved its
-/// cursor; standard input is such a file too, see [`input::stdin_file`]).
+/// cursor; standard input is such a file too, see [`open::stdin_file`](crate::store::open::stdin_file)).
 struct FromStart<'a> {
     file: &'a File,
     pos: u64,
@@ -853,7 +857,7 @@ fn scan(
     file: &File,
     observer: &mut (dyn journal::Observer + Send),
 ) -> Result<journal::Scan, InputError> {
-    let len = input::size(path, file)?;
+    let len = open::size(path, file)?;
     journal::scan(journal::Positional::file(file, len), observer)
         .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))))
 }

@@ -3,6 +3,8 @@
 
 use std::process::ExitCode;
 
+use crate::store::error::InputError;
+
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -40,6 +42,28 @@ impl Exit {
 impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> ExitCode {
         ExitCode::from(exit.code())
+    }
+}
+
+impl Exit {
+    /// The exit status of a writing run: with `--check`, 1 when it
+    /// `would_change` something; otherwise 0.
+    pub fn of_check(would_change: bool) -> Exit {
+        if would_change {
+            Exit::Problems
+        } else {
+            Exit::Success
+        }
+    }
+
+    /// The exit status of a read-only run over several paths, `errors` the
+    /// paths it could not read: 2 when there is one, else 0.
+    pub fn of_read_errors(errors: &[InputError]) -> Exit {
+        if errors.is_empty() {
+            Exit::Success
+        } else {
+            Exit::Trouble
+        }
     }
 }
 

@@ -18,11 +18,19 @@ use crate::engine::journal::{
 };
 use crate::engine::json::{self, PyInt};
 use crate::engine::snapshot::{self, RestoreChanges, TaskLease};
-use crate::operations::input::{self, InputError, Target};
-use crate::operations::progress::Progress;
 use crate::operations::schema;
-use crate::operations::statedir::{self, Kind, MasterLock, StateDir, TempFile};
-use crate::operations::words::in_words;
+use crate::store::error::InputError;
+use crate::store::error::in_words;
+use crate::store::format;
+use crate::store::format::Kind;
+use crate::store::lock::LockState;
+use crate::store::lock::ProcLocks;
+use crate::store::open;
+use crate::store::progress::Progress;
+use crate::store::read;
+use crate::store::resolve::Target;
+use crate::store::resolve::{self, Purpose};
+use crate::store::statedir::{StateDir, TempFile};
 
 /// Filters and extras for a journal inspection.
 #[derive(Clone, Debug, Default)]
@@ -203,7 +211,7 @@ pub struct DirectoryReport {
     /// Leftover `*.tmp` files.
     pub stale_temp_files: Vec<TempFile>,
     /// The master lock, read from `/proc/locks`.
-    pub master_lock: MasterLock,
+    pub master_lock: LockState,
 }
 
 /// Collects `--history` while the journal streams by.
@@ -318,8 +326,8 @@ pub fn inspect_paths(
     progress: &dyn Progress,
 ) -> Result<(Inspected, Vec<InputError>), InputError> {
     // Read once for every path: who holds which lock.
-    let proc_locks = statedir::ProcLocks::default();
-    let mut results = input::each_path(paths, |path| {
+    let proc_locks = ProcLocks::default();
+    let mut results = read::each_path(paths, |path| {
         inspect(path, kind, options, now, progress, &proc_locks)
     });
     if results.len() == 1
@@ -364,9 +372,9 @@ fn inspect(
     options: &JournalOptions,
     now: f64,
     progress: &dyn Progress,
-    proc_locks: &statedir::ProcLocks,
+    proc_locks: &ProcLocks,
 ) -> Result<Inspection, InputError> {
-    match input::target(path, kind, proc_locks)? {
+    match resolve::resolve(path, kind, Purpose::Read(proc_locks))? {
         Target::File {
             path,
             kind,
@@ -375,15 +383,11 @@ fn inspect(
         } => inspect_file(&path, kind, prefix, file, options, now, progress).map(Inspection::File),
         Target::Directory(dir) => {
             let files = inspect_directory(&dir, options, now, progress)?;
-            let missing = [
-                statedir::DEFERRED,
-                statedir::WORK_LEASES,
-                statedir::STATE_TASKS,
-            ]
-            .into_iter()
-            .filter(|name| !dir.files.iter().any(|(p, _)| p.ends_with(name)))
-            .map(str::to_string)
-            .collect();
+            let missing = [format::DEFERRED, format::WORK_LEASES, format::STATE_TASKS]
+                .into_iter()
+                .filter(|name| !dir.files.iter().any(|(p, _)| p.ends_with(name)))
+                .map(str::to_string)
+                .collect();
             Ok(Inspection::Directory(DirectoryReport {
                 schema_version: schema::INSPECT,
                 kind: "directory",
@@ -410,7 +414,7 @@ fn inspect_file(
     let shown = path.display().to_string();
     match kind {
         Kind::Journal => {
-            let len = input::size(path, &file)?;
+            let len = open::size(path, &file)?;
             let meter = progress.meter(path, len);
             let advance = |n| meter.advance(n);
             let src = Positional::file(&file, len).with_progress(&advance);
@@ -438,7 +442,7 @@ fn inspect_directory(
     dir.files
         .iter()
         .map(|(path, kind)| {
-            let (file, _) = statedir::open_regular(path)?;
+            let (file, _) = open::open_regular(path)?;
             inspect_file(path, *kind, Vec::new(), file, options, now, progress)
         })
         .collect()

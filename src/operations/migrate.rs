@@ -9,24 +9,25 @@
 //!
 //! [`run`] carries the plans out through the write transaction.
 
-use serde::Serialize;
-
-use crate::engine::snapshot::{self, Dropped, Zeroed};
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::engine::journal::{Clock, Positional};
-use crate::operations::compact::{self, Measured};
-use crate::operations::durable::{self, Identity, Publish};
+use serde::Serialize;
+
+use crate::engine::journal::Clock;
+use crate::engine::journal::compaction::{self, Measured};
+use crate::engine::snapshot::{self, Dropped, Zeroed};
 use crate::operations::exit::Exit;
-use crate::operations::failpoint;
-use crate::operations::plan::{Mode, Outcome, Reclaim, Report, check_replay, reclaims};
-use crate::operations::progress::Progress;
+use crate::operations::plan::{Command, Reclaim, Report, reclaims, refuse_hidden};
 use crate::operations::repair::HiddenCount;
-use crate::operations::schema;
-use crate::operations::statedir::Kind;
-use crate::operations::transaction::{self, CompareSink, Session, Tell, WriteOptions};
-use crate::operations::words::in_words;
+use crate::store::durable::{self, Publish};
+use crate::store::error::in_words;
+use crate::store::failpoint;
+use crate::store::format::Kind;
+use crate::store::progress::Progress;
+use crate::store::session::{
+    self, CompareSink, Opened, Outcome, Publication, Session, Tell, WriteOptions, check_replay,
+};
 
 /// What `migrate` does to one file.
 #[derive(Debug, Serialize)]
@@ -138,10 +139,8 @@ pub fn run(
     tell: Tell<'_>,
 ) -> anyhow::Result<(Report<Migration>, Exit)> {
     let kinds = [Kind::Journal, Kind::Snapshot];
-    let report = transaction::run_files(
-        "migrate",
-        schema::MIGRATE,
-        path,
+    let run = session::run_paths(
+        std::slice::from_ref(&path.to_path_buf()),
         options,
         tell,
         &kinds,
@@ -164,8 +163,8 @@ pub fn run(
             Ok(outcome)
         },
     )?;
-    let exit = transaction::exit_for(&report, Migration::is_noop);
-    Ok((report, exit))
+    let exit = Exit::of_check(session::would_change(&run, Migration::is_noop));
+    Ok((Report::of(Command::Migrate, run), exit))
 }
 
 /// Plans the migration of one journal and, in a writing mode with
@@ -177,15 +176,10 @@ fn migrate_journal(
     progress: &dyn Progress,
     outcome: &mut Outcome<Migration>,
 ) -> anyhow::Result<()> {
-    let (file, meta) = durable::open_target(path)?;
-    let identity = Identity::of(&meta);
-    let read_error = transaction::read_error(path);
-    let meter = progress.meter(path, meta.len());
-    let advance = |n| meter.advance(n);
-    let src = Positional::file(&file, meta.len()).with_progress(&advance);
+    let opened = Opened::open(path)?;
+    let read_error = session::read_error(path);
     let mut hidden = HiddenCount::default();
-    let scan = compact::scan_observed(src, &mut hidden).map_err(read_error)?;
-    meter.finish();
+    let scan = opened.scan(progress, |src| compaction::scan_observed(src, &mut hidden))?;
     let legacy_leases = reclaims(&scan.replay, now, 0, |_, a| a.clock != Clock::Unix);
     if !rewrite {
         outcome.plan = Migration::Journal { legacy_leases };
@@ -193,17 +187,13 @@ fn migrate_journal(
     }
     let clockless_records = scan.summary.clocks.unmarked;
     if clockless_records > 0 {
-        transaction::refuse_hidden(path, hidden.records)?;
+        refuse_hidden(path, hidden.records)?;
     }
-    let plan = compact::plan(scan.replay, scan.summary.lines, scan.summary.bytes, false)
+    let plan = compaction::plan(scan.replay, scan.summary.lines, scan.summary.bytes, false)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let mut sink = CompareSink::new(transaction::reopen(path, &identity).map_err(read_error)?);
-    compact::write_result(
-        transaction::reopen(path, &identity).map_err(read_error)?,
-        &plan,
-        &mut sink,
-    )
-    .map_err(read_error)?;
+    let mut sink = CompareSink::new(opened.reopen().map_err(read_error)?);
+    compaction::write_result(opened.reopen().map_err(read_error)?, &plan, &mut sink)
+        .map_err(read_error)?;
     let (bytes_after, unchanged) = sink.finish().map_err(read_error)?;
     outcome.plan = Migration::Rewrite {
         legacy_leases,
@@ -223,25 +213,20 @@ fn migrate_journal(
     };
     failpoint::hit("planned")?;
     let plan = &compaction.plan;
-    let produce = |out: &mut dyn Write| {
-        compact::write_result(transaction::reopen(path, &identity)?, plan, out)
-    };
-    let check = |f: &mut durable::Reread<'_>| check_replay(f, &plan.after).map(|()| Publish::Yes);
-    if session.mode == Mode::Output {
-        let dest = session.destination(path);
-        durable::replace(dest, None, true, produce, check)?;
-        outcome.output = Some(dest.display().to_string());
-    } else {
-        let original = durable::Original {
-            file: &file,
-            meta: &meta,
+    let version = opened.version();
+    let published = session.publish(
+        opened,
+        Publication::Rewrite {
+            produce: Box::new(move |out: &mut dyn Write| {
+                compaction::write_result(version.reopen()?, plan, out)
+            }),
+            check: Box::new(|f: &mut durable::Reread<'_>| {
+                check_replay(f, &plan.after).map(|()| Publish::Yes)
+            }),
             carry_late_appends: true,
-        };
-        let (published, backup) = session.replace_in_place(path, &original, produce, check)?;
-        outcome.backup = backup;
-        outcome.late_appends_carried = published.carried;
-    }
-    outcome.written = true;
+        },
+    )?;
+    published.record(outcome);
     Ok(())
 }
 
@@ -252,10 +237,12 @@ fn migrate_snapshot(
     path: &Path,
     outcome: &mut Outcome<Migration>,
 ) -> anyhow::Result<()> {
-    let (mut file, meta) = durable::open_target(path)?;
+    let mut opened = Opened::open(path)?;
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(transaction::read_error(path))?;
+    opened
+        .file
+        .read_to_end(&mut bytes)
+        .map_err(session::read_error(path))?;
     let plan = self::snapshot(&bytes)
         .map_err(|e| anyhow::anyhow!("{}: cannot migrate: it {}", path.display(), e.0))?;
     outcome.plan = Migration::Snapshot(plan);
@@ -265,7 +252,6 @@ fn migrate_snapshot(
     if !session.writes() || !plan.needed {
         return Ok(());
     }
-    let produce = |out: &mut dyn Write| out.write_all(&plan.content);
     let check = |f: &mut durable::Reread<'_>| {
         let mut written = Vec::new();
         f.read_to_end(&mut written)
@@ -276,21 +262,17 @@ fn migrate_snapshot(
             Err("the snapshot read back differs from what was written".into())
         }
     };
-    if session.mode == Mode::Output {
-        let dest = session.destination(path);
-        durable::replace(dest, None, true, produce, check)?;
-        outcome.output = Some(dest.display().to_string());
-    } else {
-        // The master replaces its snapshot whole; nothing is appended to
-        // it, so there is nothing to carry.
-        let original = durable::Original {
-            file: &file,
-            meta: &meta,
+    // The master replaces its snapshot whole; nothing is appended to it,
+    // so there is nothing to carry.
+    let published = session.publish(
+        opened,
+        Publication::Rewrite {
+            produce: Box::new(|out: &mut dyn Write| out.write_all(&plan.content)),
+            check: Box::new(check),
             carry_late_appends: false,
-        };
-        outcome.backup = session.replace_in_place(path, &original, produce, check)?.1;
-    }
-    outcome.written = true;
+        },
+    )?;
+    published.record(outcome);
     Ok(())
 }
 

@@ -28,11 +28,15 @@ use crate::engine::journal::{
 };
 use crate::engine::json::PyInt;
 use crate::operations::exit::Exit;
-use crate::operations::input::{self, InputError};
-use crate::operations::progress::Progress;
-use crate::operations::statedir::{self, Kind};
 use crate::operations::verify::{self, Code, LineChecks, Settings};
-use crate::operations::words::in_words;
+use crate::store::error::InputError;
+use crate::store::error::in_words;
+use crate::store::format;
+use crate::store::format::Kind;
+use crate::store::lock::ProcLocks;
+use crate::store::open;
+use crate::store::progress::Progress;
+use crate::store::read;
 
 /// One line of a journal, as the stream gives it. Serialised with the
 /// journal's path first; every field is always present (`null` when it
@@ -333,10 +337,10 @@ pub fn stream(
     out: &mut dyn Write,
     tell: &dyn Fn(&InputError),
 ) -> io::Result<Exit> {
-    let proc_locks = statedir::ProcLocks::default();
+    let proc_locks = ProcLocks::default();
     let mut exit = Exit::Success;
     for path in paths {
-        let result = input::journals(path, kind, &proc_locks, "--records")
+        let result = read::journals(path, kind, &proc_locks, "--records")
             .and_then(|journals| {
                 let ends = if end_state {
                     verify::end_state_codes(&journals, settings, progress)?
@@ -387,8 +391,8 @@ fn stream_file(
     end_state: BTreeMap<u64, Vec<Code>>,
 ) -> Result<(), Failure> {
     let shown = path.display().to_string();
-    let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
-    let len = input::size(path, &file)?;
+    let deferred = path.file_name().is_some_and(|n| n == format::DEFERRED);
+    let len = open::size(path, &file)?;
     let meter = progress.meter(path, len);
     let (hand_over, taken) = mpsc::sync_channel::<Vec<Row>>(IN_HAND);
     let (scanned, written) = std::thread::scope(|scope| {

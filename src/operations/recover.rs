@@ -15,24 +15,26 @@
 //! files and carry a discard out through the write transaction.
 
 use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::engine::journal::{Active, Clock, Replay, Tail, TailState, WorkId, encode};
+use crate::engine::journal::StateView;
+use crate::engine::journal::{Active, Clock, Replay, Tail, TailFix, TailState, WorkId, encode};
 use crate::engine::json::{self, PyInt, Value, float_repr_any, py_int, truthy};
-use std::path::{Path, PathBuf};
-
-use crate::engine::journal::{self as journal, Positional};
-use crate::operations::durable::{self, Identity, Publish};
 use crate::operations::exit::Exit;
-use crate::operations::failpoint;
-use crate::operations::plan::{self, Mode, Outcome, Reclaim, Report, StateView, check_replay};
-use crate::operations::progress::Progress;
-use crate::operations::repair::{HiddenCount, TailFix, write_sealed};
+use crate::operations::plan::{self, Command, Reclaim, Report};
+use crate::operations::repair::{HiddenCount, write_sealed};
 use crate::operations::schema;
-use crate::operations::statedir::{self, Kind};
-use crate::operations::transaction::{self, Session, Tell, WriteOptions};
-use crate::operations::words::shell_quote;
+use crate::store::durable::WriteError;
+use crate::store::failpoint;
+use crate::store::format::Kind;
+use crate::store::path::shell_quote;
+use crate::store::progress::Progress;
+use crate::store::session::{self, Opened, Outcome, Publication, Session, Tell, WriteOptions};
+use crate::store::statedir;
+use crate::store::{open, read};
 
 /// The largest branch id upstream keeps (`_MAX_BRANCH_ID`).
 const MAX_BRANCH_ID: u64 = u64::MAX;
@@ -604,17 +606,15 @@ pub fn run_discard(
             path.display()
         );
     }
-    let report = transaction::run_files(
-        "recover",
-        schema::RECOVER,
-        path,
+    let run = session::run_paths(
+        std::slice::from_ref(&path.to_path_buf()),
         options,
         tell,
         &[Kind::Journal],
         |session, path, _| discard_file(session, path, request, now, progress),
     )?;
-    let exit = transaction::exit_for(&report, Discard::is_noop);
-    Ok((report, exit))
+    let exit = Exit::of_check(session::would_change(&run, Discard::is_noop));
+    Ok((Report::of(Command::Recover, run), exit))
 }
 
 /// Why `recover --apply` without `--discard` is refused.
@@ -649,20 +649,16 @@ pub fn run_forecast(
         anyhow::bail!("{}", no_apply(path));
     }
     // A state directory without journals: resume has nothing to requeue.
-    let files = match transaction::targets(path, options.kind, &[Kind::Journal]) {
+    let files = match session::files_to_change(path, options.kind, &[Kind::Journal]) {
         Ok((_, files)) => files,
         Err(_) if path.is_dir() && statedir::examine(path, None).is_ok() => Vec::new(),
         Err(e) => return Err(e.into()),
     };
     let mut forecasts = Vec::new();
     for (path, _) in &files {
-        let (file, meta) = statedir::open_regular(path)?;
-        let meter = progress.meter(path, meta.len());
-        let advance = |n| meter.advance(n);
-        let src = Positional::file(&file, meta.len()).with_progress(&advance);
+        let (file, _) = open::open_regular(path)?;
         let mut hidden = HiddenCount::default();
-        let scan = journal::scan(src, &mut hidden).map_err(transaction::read_error(path))?;
-        meter.finish();
+        let scan = read::scan_journal(path, &file, progress, &mut hidden)?;
         let mut forecast = self::forecast(&scan.replay, &scan.summary.tail, now, |p| {
             Path::new(p).is_file()
         });
@@ -697,13 +693,8 @@ fn discard_file(
     progress: &dyn Progress,
 ) -> anyhow::Result<Outcome<Discard>> {
     let removed_temp_files = session.clean_temps(path);
-    let (file, meta) = durable::open_target(path)?;
-    let identity = Identity::of(&meta);
-    let meter = progress.meter(path, meta.len());
-    let advance = |n| meter.advance(n);
-    let src = Positional::file(&file, meta.len()).with_progress(&advance);
-    let mut scan = journal::scan(src, &mut ()).map_err(transaction::read_error(path))?;
-    meter.finish();
+    let opened = Opened::open(path)?;
+    let mut scan = session::scan_journal(&opened, progress, &mut ())?;
     let mut plan = discard(
         &mut scan.replay,
         &scan.summary.tail,
@@ -739,25 +730,11 @@ fn discard_file(
     }
     failpoint::hit("planned")?;
     // Nothing is exported for a discard that will not happen.
-    identity.check(path)?;
+    opened.identity.check(path)?;
     // The export first, fsynced: no work disappears without a copy. Our
     // own default name moves aside for an earlier export of the same
     // second; a name given with --export is never overwritten.
-    let mut attempt = 0;
-    let written_to = loop {
-        let target = export(attempt);
-        match durable::create_new(&target, &plan.export_lines) {
-            Ok(()) => break target,
-            Err(durable::WriteError::Exists { .. })
-                if request.export.is_none() && attempt < 1000 =>
-            {
-                attempt += 1;
-            }
-            Err(e) => return Err(e.into()),
-        }
-    };
-    session.made(
-        &written_to,
+    let note = |to: &Path| {
         format!(
             "exported {} of {} to {}",
             if plan.reclaims.len() == 1 {
@@ -766,40 +743,36 @@ fn discard_file(
                 format!("{} discarded leases", plan.reclaims.len())
             },
             path.display(),
-            written_to.display()
-        ),
-    );
-    let written_to = written_to.display().to_string();
-    outcome.plan.export = Some(written_to);
+            to.display()
+        )
+    };
+    let mut attempt = 0;
+    let written_to = loop {
+        let target = export(attempt);
+        match session.export(&target, &plan.export_lines, note(&target)) {
+            Ok(()) => break target,
+            Err(WriteError::Exists { .. }) if request.export.is_none() && attempt < 1000 => {
+                attempt += 1;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    outcome.plan.export = Some(written_to.display().to_string());
     let plan = &outcome.plan;
-    match session.mode {
-        Mode::Output => {
-            let dest = session.destination(path);
-            durable::replace(
-                dest,
-                None,
-                true,
-                |out| {
-                    write_sealed(transaction::reopen(path, &identity)?, &plan.tail, out)?;
-                    out.write_all(&plan.append)
-                },
-                |f| check_replay(f, &plan.after).map(|()| Publish::Yes),
-            )?;
-            outcome.output = Some(dest.display().to_string());
-        }
-        _ => {
-            let plan = &outcome.plan;
-            let (backup, ended) = session.append_in_place(
-                path,
-                file,
-                &identity,
-                (&plan.tail, &plan.append, &plan.after),
-            )?;
-            outcome.backup = backup;
-            transaction::record_ended(&mut outcome.plan.tail, &mut outcome.note, ended);
-        }
-    }
-    outcome.written = true;
+    let version = opened.version();
+    let published = session.publish(
+        opened,
+        Publication::Append {
+            tail: &plan.tail,
+            bytes: &plan.append,
+            after: &plan.after,
+            copy: Box::new(move |out: &mut dyn Write| {
+                write_sealed(version.reopen()?, &plan.tail, out)?;
+                out.write_all(&plan.append)
+            }),
+        },
+    )?;
+    published.record_sealing(&mut outcome, |plan| Some(&mut plan.tail));
     Ok(outcome)
 }
 

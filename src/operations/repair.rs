@@ -17,26 +17,24 @@
 //! [`run`] carries the plans out through the write transaction.
 
 use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::engine::journal::StateView;
 use crate::engine::journal::{
-    self, CorruptReason, LineEvent, LineKind, LineReader, Observer, Op, Record, Replay, Scan, Tail,
-    TailState, Terminator, WorkId,
+    self, CorruptReason, LineEvent, LineKind, LineReader, Observer, Op, Record, Replay, Scan,
+    TailFix, Terminator, WorkId,
 };
-use std::path::{Path, PathBuf};
-
-use crate::engine::journal::Positional;
-use crate::operations::durable::{self, Identity, Publish};
 use crate::operations::exit::Exit;
-use crate::operations::failpoint;
-use crate::operations::plan::{Mode, Outcome, Report, StateView, check_replay};
-use crate::operations::progress::Progress;
-use crate::operations::schema;
-use crate::operations::statedir::Kind;
-use crate::operations::transaction::{self, Session, Tell, WriteOptions};
-
-pub use crate::operations::plan::TailFix;
+use crate::operations::plan::{Command, Report};
+use crate::store::durable::{self, Publish};
+use crate::store::failpoint;
+use crate::store::format::Kind;
+use crate::store::progress::Progress;
+use crate::store::session::{
+    self, Opened, Outcome, Publication, Session, Tell, WriteOptions, check_replay,
+};
 
 /// Why a line's record was invisible to upstream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -369,24 +367,6 @@ pub struct Plan {
     pub after: StateView,
 }
 
-impl TailFix {
-    /// How a file with this tail is sealed: a torn (or zero-filled) last
-    /// line is cut, a complete one is terminated.
-    pub fn of(tail: &Tail) -> TailFix {
-        match tail.state {
-            TailState::Torn => TailFix::Cut {
-                offset: tail.offset,
-                bytes: tail.bytes,
-                zero_bytes: tail.zero_bytes,
-            },
-            TailState::Unterminated => TailFix::Terminate {
-                offset: tail.offset + tail.bytes,
-            },
-            TailState::Empty | TailState::Clean => TailFix::None,
-        }
-    }
-}
-
 impl Plan {
     /// Whether there is nothing to change.
     pub fn is_noop(&self) -> bool {
@@ -531,17 +511,15 @@ pub fn run(
     progress: &dyn Progress,
     tell: Tell<'_>,
 ) -> anyhow::Result<(Report<Plan>, Exit)> {
-    let report = transaction::run_paths(
-        "repair",
-        schema::REPAIR,
+    let run = session::run_paths(
         paths,
         options,
         tell,
         &[Kind::Journal],
         |session, path, _| repair_file(session, path, progress),
     )?;
-    let exit = transaction::exit_for(&report, Plan::is_noop);
-    Ok((report, exit))
+    let exit = Exit::of_check(session::would_change(&run, Plan::is_noop));
+    Ok((Report::of(Command::Repair, run), exit))
 }
 
 /// Plans the repair of one journal and, in a writing mode, carries it out.
@@ -551,13 +529,8 @@ fn repair_file(
     progress: &dyn Progress,
 ) -> anyhow::Result<Outcome<Plan>> {
     let removed_temp_files = session.clean_temps(path);
-    let (file, meta) = durable::open_target(path)?;
-    let identity = Identity::of(&meta);
-    let meter = progress.meter(path, meta.len());
-    let advance = |n| meter.advance(n);
-    let src = Positional::file(&file, meta.len()).with_progress(&advance);
-    let (scan, salvager) = self::scan(src).map_err(transaction::read_error(path))?;
-    meter.finish();
+    let opened = Opened::open(path)?;
+    let (scan, salvager) = opened.scan(progress, |src| self::scan(src))?;
     let plan =
         self::plan(&scan, salvager).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     drop(scan);
@@ -571,33 +544,28 @@ fn repair_file(
         return Ok(outcome);
     }
     failpoint::hit("planned")?;
-    let check = |f: &mut durable::Reread<'_>| check_replay(f, &plan.after).map(|()| Publish::Yes);
-    let produce =
-        |out: &mut dyn Write| write_result(transaction::reopen(path, &identity)?, plan, out);
-    match session.mode {
-        Mode::Output => {
-            let dest = session.destination(path);
-            durable::replace(dest, None, true, produce, check)?;
-            outcome.output = Some(dest.display().to_string());
+    let version = opened.version();
+    let produce = move |out: &mut dyn Write| write_result(version.reopen()?, plan, out);
+    // Records glued onto fragments or behind a byte order mark need the
+    // file rewritten; a tail alone is sealed in place.
+    let publication = if plan.rewrite {
+        Publication::Rewrite {
+            produce: Box::new(produce),
+            check: Box::new(|f: &mut durable::Reread<'_>| {
+                check_replay(f, &plan.after).map(|()| Publish::Yes)
+            }),
+            carry_late_appends: true,
         }
-        _ if plan.rewrite => {
-            let original = durable::Original {
-                file: &file,
-                meta: &meta,
-                carry_late_appends: true,
-            };
-            let (published, backup) = session.replace_in_place(path, &original, produce, check)?;
-            outcome.backup = backup;
-            outcome.late_appends_carried = published.carried;
+    } else {
+        Publication::Append {
+            tail: &plan.tail,
+            bytes: &[],
+            after: &plan.after,
+            copy: Box::new(produce),
         }
-        _ => {
-            let (backup, ended) =
-                session.append_in_place(path, file, &identity, (&plan.tail, &[], &plan.after))?;
-            outcome.backup = backup;
-            transaction::record_ended(&mut outcome.plan.tail, &mut outcome.note, ended);
-        }
-    }
-    outcome.written = true;
+    };
+    let published = session.publish(opened, publication)?;
+    published.record_sealing(&mut outcome, |plan| Some(&mut plan.tail));
     Ok(outcome)
 }
 

@@ -11,10 +11,11 @@ use serde::Serialize;
 
 use crate::engine::journal::{self, ClockMarker, Effect, LineEvent, LineKind, Observer};
 use crate::engine::json::PyInt;
-use crate::operations::input::{self, InputError};
-use crate::operations::progress::Progress;
 use crate::operations::schema;
-use crate::operations::statedir::Kind;
+use crate::store::error::InputError;
+use crate::store::format::Kind;
+use crate::store::progress::Progress;
+use crate::store::read;
 
 /// Bucket widths, in seconds: the first that fits the range in the
 /// buckets there is room for.
@@ -137,7 +138,7 @@ fn journal_timeline(
     progress: &dyn Progress,
 ) -> Result<JournalTimeline, InputError> {
     let mut events = Events::default();
-    let scan = input::scan_journal(path, file, progress, &mut events)?;
+    let scan = read::scan_journal(path, file, progress, &mut events)?;
     let inside =
         |t: f64| window.since.is_none_or(|s| t >= s) && window.until.is_none_or(|u| t <= u);
     // The range: the window where given, else the records'.
@@ -210,7 +211,7 @@ pub fn timeline(
     window: Window,
     progress: &dyn Progress,
 ) -> (TimelineReport, Vec<InputError>) {
-    let (files, errors) = input::each_journal(paths, kind, "--timeline", |path, file| {
+    let (files, errors) = read::each_journal(paths, kind, "--timeline", |path, file| {
         journal_timeline(path, file, window, progress)
     });
     let report = TimelineReport {

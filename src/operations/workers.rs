@@ -15,10 +15,11 @@ use crate::engine::journal::{
     Clock, ClockMarker, Effect, LineEvent, LineKind, Observer, Op, WorkId,
 };
 use crate::engine::json::PyInt;
-use crate::operations::input::{self, InputError};
-use crate::operations::progress::Progress;
 use crate::operations::schema;
-use crate::operations::statedir::Kind;
+use crate::store::error::InputError;
+use crate::store::format::Kind;
+use crate::store::progress::Progress;
+use crate::store::read;
 
 /// A rank is stalled when its last activity is older than the newest of
 /// the others' by more than this many times the journal's median lease
@@ -240,7 +241,7 @@ fn journal_workers(
     progress: &dyn Progress,
 ) -> Result<JournalWorkers, InputError> {
     let mut tallies = Tallies::default();
-    let scan = input::scan_journal(path, file, progress, &mut tallies)?;
+    let scan = read::scan_journal(path, file, progress, &mut tallies)?;
     if !tallies.sweep.owners.is_empty() {
         tallies.end_sweep(scan.replay.active.len());
     }
@@ -311,7 +312,7 @@ pub fn workers(
     now: f64,
     progress: &dyn Progress,
 ) -> (WorkersReport, Vec<InputError>) {
-    let (files, errors) = input::each_journal(paths, kind, "--workers", |path, file| {
+    let (files, errors) = read::each_journal(paths, kind, "--workers", |path, file| {
         journal_workers(path, file, now, progress)
     });
     let report = WorkersReport {

@@ -181,7 +181,7 @@ pub fn utc(seconds: f64) -> String {
     }
 }
 
-pub use crate::operations::words::{count, duration, plural};
+pub use crate::operations::numbers::{count, duration, plural};
 
 /// An age relative to now: `3h 2m ago` or, for a time in the future,
 /// `in 5m`.

@@ -104,7 +104,7 @@ fn journal(out: &mut dyn Write, t: &JournalTimeline, ascii: bool, s: &Styles) ->
     writeln!(
         out,
         "  R {} {dot} L the legacy clock ends",
-        crate::operations::words::plural(t.reclaims.iter().sum(), "reclaim", "reclaims")
+        crate::operations::numbers::plural(t.reclaims.iter().sum(), "reclaim", "reclaims")
     )?;
     match t.last_record {
         Some(last) => writeln!(out, "  X the last record, {}", utc(last)),

@@ -3,12 +3,16 @@
 use std::io::{self, Write};
 
 use super::{Styles, age, count, plural, printable, table};
+use crate::engine::journal::StateView;
+use crate::engine::journal::TailFix;
+use crate::engine::journal::compaction::Measured;
 use crate::engine::journal::{Clock, TailState};
-use crate::operations::compact::Measured;
 use crate::operations::migrate::{Migration, SnapshotPlan};
-use crate::operations::plan::{Mode, Outcome, Reclaim, Report, StateView};
+use crate::operations::plan::{Reclaim, Report};
 use crate::operations::recover::{Discard, ForecastReport, ResumeOutcome};
-use crate::operations::repair::{self, Hidden, SalvageAction, TailFix};
+use crate::operations::repair;
+use crate::operations::repair::{Hidden, SalvageAction};
+use crate::store::session::{Mode, Outcome};
 
 fn header<P: serde::Serialize>(
     out: &mut dyn Write,
@@ -52,7 +56,7 @@ fn footer<P: serde::Serialize>(out: &mut dyn Write, o: &Outcome<P>, s: &Styles) 
                 "{} ({}) that another process appended during the change, ignoring {}: stop it",
                 plural(c.lines, "line", "lines"),
                 plural(c.bytes, "byte", "bytes"),
-                crate::operations::statedir::MASTER_LOCK
+                crate::store::lock::MASTER_LOCK
             ))
         )?;
     }
@@ -295,7 +299,7 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                 s.error(&format!(
                     "{} in lines upstream ignores: resume does not see them and cannot requeue their work; leasejournal repair --apply {} brings them back",
                     plural(p.hidden_records as u64, "record", "records"),
-                    crate::operations::words::shell_quote(&f.path)
+                    crate::store::path::shell_quote(&f.path)
                 ))
             )?;
         }
@@ -314,7 +318,7 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                 "  first       {}",
                 s.error(&format!(
                     "{what} glues {onto} and is lost on the next load: run leasejournal repair --apply {} first",
-                    crate::operations::words::shell_quote(&f.path)
+                    crate::store::path::shell_quote(&f.path)
                 ))
             )?;
         } else {

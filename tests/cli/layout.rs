@@ -1,7 +1,9 @@
-//! The layout the code keeps (see lib.rs): three layers, data flowing one
-//! way — engine → operations → face (render, cli) — no import circle
-//! between sibling modules, command files that only parse, run one
-//! operation and emit, and a map in lib.rs that names every module.
+//! The layout the code keeps (see lib.rs): layers with data flowing one
+//! way — engine → store → operations → face (render, cli) — no import
+//! circle between sibling modules, commands that are leaves (no command
+//! uses another, and chains of imports among the operations stay short),
+//! command files that only parse, run one operation and emit, and a map
+//! in lib.rs that names every module.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -176,11 +178,12 @@ fn data_flows_from_the_engine_through_the_operations_to_the_face() {
     let graph = dependencies();
     let layer = |module: &str| match module.split("::").next() {
         Some("engine") => 0,
-        Some("operations") => 1,
-        Some("render") => 2,
-        Some("cli") => 3,
+        Some("store") => 1,
+        Some("operations") => 2,
+        Some("render") => 3,
+        Some("cli") => 4,
         // The fuzz properties, a test hook, may use every layer.
-        _ => 4,
+        _ => 5,
     };
     let mut upwards = Vec::new();
     for (from, targets) in &graph {
@@ -204,6 +207,88 @@ fn data_flows_from_the_engine_through_the_operations_to_the_face() {
         engine_from_cli,
         Vec::<String>::new(),
         "the command line reaches the engine only through an operation"
+    );
+}
+
+/// The modules of `operations` that are not commands: what the commands
+/// share (report types, exit statuses, contract versions, numbers).
+const SHARED_OPERATIONS: [&str; 4] = [
+    "operations::exit",
+    "operations::numbers",
+    "operations::plan",
+    "operations::schema",
+];
+
+/// The command an `operations` module belongs to (`operations::verify`
+/// for `operations::verify::checks`), or `None` for a shared module.
+fn command_of(module: &str) -> Option<String> {
+    let parts: Vec<&str> = module.split("::").collect();
+    if parts.first() != Some(&"operations") || parts.len() < 2 {
+        return None;
+    }
+    let top = format!("operations::{}", parts[1]);
+    (!SHARED_OPERATIONS.contains(&top.as_str())).then_some(top)
+}
+
+#[test]
+fn no_command_uses_another_command() {
+    let mut crossings = Vec::new();
+    for (from, targets) in dependencies() {
+        let Some(command) = command_of(&from) else {
+            continue;
+        };
+        for to in targets {
+            if let Some(other) = command_of(&to)
+                && other != command
+            {
+                crossings.push(format!("{from} uses {to}"));
+            }
+        }
+    }
+    assert_eq!(crossings, Vec::<String>::new(), "a command uses another");
+}
+
+#[test]
+fn chains_of_imports_among_the_operations_are_at_most_three_modules_long() {
+    let graph = dependencies();
+    let inside = |m: &str| m.starts_with("operations::");
+    // The longest chain from each module, by depth-first search (the
+    // graph has no circles: another test checks that).
+    fn longest(
+        module: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        inside: &dyn Fn(&str) -> bool,
+        memo: &mut BTreeMap<String, Vec<String>>,
+    ) -> Vec<String> {
+        if let Some(chain) = memo.get(module) {
+            return chain.clone();
+        }
+        let mut best = Vec::new();
+        for next in graph.get(module).into_iter().flatten() {
+            if inside(next) && next != module {
+                let chain = longest(next, graph, inside, memo);
+                if chain.len() > best.len() {
+                    best = chain;
+                }
+            }
+        }
+        let mut chain = vec![module.to_string()];
+        chain.extend(best);
+        memo.insert(module.to_string(), chain.clone());
+        chain
+    }
+    let mut memo = BTreeMap::new();
+    let too_long: Vec<String> = graph
+        .keys()
+        .filter(|m| inside(m))
+        .map(|m| longest(m, &graph, &inside, &mut memo))
+        .filter(|chain| chain.len() > 3)
+        .map(|chain| chain.join(" → "))
+        .collect();
+    assert_eq!(
+        too_long,
+        Vec::<String>::new(),
+        "chains of more than three modules"
     );
 }
 

@@ -41,12 +41,15 @@
 //! - [`encode`]: records written as upstream writes them.
 
 mod classify;
+pub mod compaction;
 pub mod encode;
 mod id;
 mod lines;
 mod model;
 mod replay;
 mod scan;
+mod seal;
+mod state;
 
 pub use classify::{classify, payload_member, payload_members};
 #[cfg(any(test, feature = "test-hooks"))]
@@ -62,3 +65,5 @@ pub use scan::{
     ClockCounts, LineEvent, Observer, OpCounts, Positional, Scan, ScanOptions, Source, Summary,
     Tail, TailState, scan, scan_into, scan_with,
 };
+pub use seal::TailFix;
+pub use state::StateView;

@@ -9,16 +9,16 @@
 
 use std::io;
 
+use super::Settings;
+use super::catalog::{Code, Severity};
+use super::findings::{At, Findings, Id};
 use crate::engine::journal::{
     self, Clock, ClockMarker, CorruptReason, Effect, IgnoreReason, LeaseRejection, LineEvent,
     LineKind, Observer, Op, Replay, Summary, Terminator,
 };
 use crate::engine::snapshot;
-use crate::operations::statedir::{MasterLock, TempFile};
-
-use super::Settings;
-use super::catalog::{Code, Severity};
-use super::findings::{At, Findings, Id};
+use crate::store::lock::LockState;
+use crate::store::statedir::TempFile;
 
 /// `n` and the noun, singular for exactly 1.
 fn plural_en(n: u64, one: &str, many: &str) -> String {
@@ -253,7 +253,7 @@ impl Observer for JournalChecks<'_> {
                     format!(
                         "time {} is {} before the previous record's {}",
                         crate::engine::json::float_repr(t),
-                        crate::operations::words::duration(prev - t),
+                        crate::operations::numbers::duration(prev - t),
                         crate::engine::json::float_repr(prev)
                     )
                 });
@@ -379,6 +379,7 @@ fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
 /// A line's message, told what records it hides.
 fn describe_hidden(message: &str, hidden: &[crate::operations::repair::HiddenRecord]) -> String {
     use crate::operations::repair::Hidden;
+
     let records: Vec<String> = hidden
         .iter()
         .map(|h| {
@@ -466,7 +467,7 @@ pub fn journal(
                         format!(
                             "active lease of worker {} is dated {} after now",
                             active.worker,
-                            crate::operations::words::duration(-age)
+                            crate::operations::numbers::duration(-age)
                         )
                     });
                 } else if s.ttl == 0.0 || age >= s.ttl {
@@ -474,8 +475,8 @@ pub fn journal(
                         format!(
                             "active lease of worker {} is {} old (TTL {}): resume reclaims it",
                             active.worker,
-                            crate::operations::words::duration(age.max(0.0)),
-                            crate::operations::words::duration(s.ttl)
+                            crate::operations::numbers::duration(age.max(0.0)),
+                            crate::operations::numbers::duration(s.ttl)
                         )
                     });
                 }
@@ -580,6 +581,7 @@ pub fn resume(
     settings: &Settings,
 ) -> Findings {
     use crate::operations::recover::ResumeOutcome;
+
     let mut f = Findings::default();
     for (file, forecast) in forecasts {
         for r in &forecast.reclaims {
@@ -734,7 +736,7 @@ pub fn directory(
     dir: &str,
     has_work_journal: bool,
     (temp_files, backups): (&[TempFile], &[TempFile]),
-    lock: &MasterLock,
+    lock: &LockState,
     settings: &Settings,
 ) -> Findings {
     let s = settings;

@@ -28,12 +28,18 @@ pub use report::{
 
 use crate::engine::journal::Positional;
 use crate::operations::exit::Exit;
-use crate::operations::input::{self, InputError, Target};
-use crate::operations::progress::Progress;
 use crate::operations::recover::{self, Forecast};
 use crate::operations::schema;
-use crate::operations::statedir::{self, Kind};
-use crate::operations::words::in_words;
+use crate::store::error::InputError;
+use crate::store::error::in_words;
+use crate::store::format;
+use crate::store::format::Kind;
+use crate::store::lock::ProcLocks;
+use crate::store::open;
+use crate::store::progress::Progress;
+use crate::store::read;
+use crate::store::resolve::Target;
+use crate::store::resolve::{self, Purpose};
 
 /// What a verification asks.
 #[derive(Clone, Debug)]
@@ -62,8 +68,8 @@ pub fn verify(
     progress: &dyn Progress,
 ) -> (VerifyReport, Exit) {
     // Read once for every path: who holds which lock.
-    let proc_locks = statedir::ProcLocks::default();
-    let checked = input::each_path(paths, |path| {
+    let proc_locks = ProcLocks::default();
+    let checked = read::each_path(paths, |path| {
         verify_target(path, kind, settings, &proc_locks, progress)
     });
     let mut all = Findings::default();
@@ -84,7 +90,7 @@ pub fn verify(
                     master_lock: busy.then(|| {
                         checked
                             .dir
-                            .join(statedir::MASTER_LOCK)
+                            .join(crate::store::lock::MASTER_LOCK)
                             .display()
                             .to_string()
                     }),
@@ -149,8 +155,8 @@ fn verify_file(
         |e: &std::io::Error| InputError::new(path, format!("read error: {}", in_words(e)));
     match kind {
         Kind::Journal => {
-            let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
-            let len = input::size(path, &file)?;
+            let deferred = path.file_name().is_some_and(|n| n == format::DEFERRED);
+            let len = open::size(path, &file)?;
             let meter = progress.meter(path, len);
             let advance = |n| meter.advance(n);
             let src = Positional::file(&file, len).with_progress(&advance);
@@ -259,11 +265,11 @@ fn verify_target(
     path: &Path,
     kind: Option<Kind>,
     settings: &Settings,
-    proc_locks: &statedir::ProcLocks,
+    proc_locks: &ProcLocks,
     progress: &dyn Progress,
 ) -> Result<Checked, InputError> {
     let shown = path.display().to_string();
-    match input::target(path, kind, proc_locks)? {
+    match resolve::resolve(path, kind, Purpose::Read(proc_locks))? {
         Target::File {
             path,
             kind,
@@ -277,11 +283,11 @@ fn verify_target(
                 _ => Path::new("."),
             };
             // Standard input has no directory, and nothing to fix in place.
-            let stdin = input::is_stdin(&path);
+            let stdin = open::is_stdin(&path);
             let holders = if stdin {
                 Vec::new()
             } else {
-                statedir::master_lock(dir, proc_locks.get()).holders
+                crate::store::lock::master_lock(dir, proc_locks.get()).holders
             };
             let (name, snapshot) = match kind {
                 Kind::Journal => ("journal", None),
@@ -307,7 +313,7 @@ fn verify_target(
             let has_work = dir
                 .files
                 .iter()
-                .any(|(p, _)| p.ends_with(statedir::WORK_LEASES));
+                .any(|(p, _)| p.ends_with(format::WORK_LEASES));
             let mut findings = directory(
                 &shown,
                 has_work,
@@ -318,7 +324,7 @@ fn verify_target(
             let mut snapshot = None;
             let mut forecasts = Vec::new();
             for (file_path, kind) in &dir.files {
-                let (file, _) = statedir::open_regular(file_path)?;
+                let (file, _) = open::open_regular(file_path)?;
                 if *kind == Kind::Snapshot {
                     snapshot = Some(file_path.display().to_string());
                 }

@@ -8,8 +8,8 @@ use serde::Serialize;
 use super::catalog::{Code, Remedy, Severity};
 use super::findings::{Finding, Findings};
 use crate::operations::exit::Exit;
-use crate::operations::input::InputError;
-use crate::operations::words::shell_quote;
+use crate::store::error::InputError;
+use crate::store::path::shell_quote;
 
 /// The go/no-go answer of `verify`, one per exit status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]

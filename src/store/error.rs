@@ -1,10 +1,10 @@
-//! [`InputError`]: why an input cannot be read, naming the file.
+//! Why an input cannot be read ([`InputError`], naming the file), and an
+//! I/O error in the words an operator reads ([`in_words`]); the writing
+//! side's errors are `store::durable::WriteError`.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-
-use crate::operations::words::in_words;
 
 /// Why an input cannot be read. Every message names the path.
 #[derive(Debug)]
@@ -46,5 +46,20 @@ impl InputError {
             _ => format!("cannot read: {}", in_words(err)),
         };
         InputError::new(path, problem)
+    }
+}
+
+/// An I/O error as words, without the raw `(os error N)` the standard
+/// library appends: "no space left on device".
+pub fn in_words(err: &io::Error) -> String {
+    let text = err.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => &text[..at],
+        _ => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text.to_string(),
     }
 }

@@ -1,0 +1,138 @@
+//! File leases (`fcntl(F_SETLEASE)`): how a change proves, without the
+//! writer's cooperation, that no process that ignores the master's lock
+//! is appending to the file it changes; and, where the file system gives
+//! no leases, the processes `/proc` shows writing it.
+
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::store::failpoint;
+
+/// How long a change waits for another process to close the file it
+/// needs a lease on (an appender that reopens the journal per record
+/// closes it within milliseconds).
+const LEASE_PATIENCE: Duration = Duration::from_secs(2);
+
+/// Why a lease could not be had.
+#[derive(Debug)]
+pub(super) enum NoLease {
+    /// Another process kept the file open (for writing, for a read lease;
+    /// at all, for a write lease) for the whole patience.
+    Busy,
+    /// The file system or the kernel gives no leases here (NFS, leases
+    /// disabled, a file this user neither owns nor may lease).
+    Unsupported,
+}
+
+/// A lease on an open file (`fcntl(F_SETLEASE)`), released when dropped.
+///
+/// A read lease, on a descriptor opened read-only, is granted only while
+/// no process has the file open for writing; a write lease, on a
+/// descriptor opened for writing, only while no other descriptor of it is
+/// open at all (this process's own included). While either is held, a
+/// process that opens the file for writing (or truncates it) waits in
+/// `open` until it is released. That is how the writing commands prove,
+/// without the writer's cooperation, that a file is not being appended to
+/// by a process that ignores the master's lock.
+pub(super) struct Lease<'a>(&'a File);
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        // SAFETY: fcntl on an open descriptor; F_UNLCK releases the lease.
+        unsafe {
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(self.0),
+                libc::F_SETLEASE,
+                libc::F_UNLCK,
+            );
+        }
+    }
+}
+
+/// Takes a lease of `kind` (`F_RDLCK` or `F_WRLCK`) on `file`, retrying
+/// while another process has the file open, for up to [`LEASE_PATIENCE`].
+pub(super) fn lease(file: &File, kind: libc::c_int) -> Result<Lease<'_>, NoLease> {
+    if failpoint::is("lease", "unsupported") {
+        return Err(NoLease::Unsupported);
+    }
+    // A lease holder is told of a conflicting open by SIGIO, whose default
+    // action ends the process; the holder here releases its leases within
+    // moments anyway, so the signal is ignored.
+    static IGNORE_SIGIO: std::sync::Once = std::sync::Once::new();
+    IGNORE_SIGIO.call_once(|| {
+        // SAFETY: installs SIG_IGN, which has no handler code to run.
+        unsafe {
+            libc::signal(libc::SIGIO, libc::SIG_IGN);
+        }
+    });
+    let deadline = Instant::now() + LEASE_PATIENCE;
+    loop {
+        // SAFETY: fcntl on an open descriptor with an integer argument.
+        let rc = unsafe {
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(file),
+                libc::F_SETLEASE,
+                kind,
+            )
+        };
+        if rc == 0 {
+            return Ok(Lease(file));
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::EBUSY) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Some(libc::EAGAIN) | Some(libc::EBUSY) => return Err(NoLease::Busy),
+            _ => return Err(NoLease::Unsupported),
+        }
+    }
+}
+
+/// The other processes that have `file` open for writing, as far as
+/// `/proc` shows them (all of them to root; to anyone else, their own
+/// processes). The fallback where the file system gives no leases.
+pub(super) fn writers_of(file: &File) -> Vec<i64> {
+    let Ok(meta) = file.metadata() else {
+        return Vec::new();
+    };
+    let me = std::process::id() as i64;
+    let mut pids = Vec::new();
+    for pid in crate::store::open::dir_names(Path::new("/proc")).unwrap_or_default() {
+        let Some(pid) = pid.to_str().and_then(|p| p.parse::<i64>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let fds = Path::new("/proc").join(pid.to_string()).join("fd");
+        for fd in crate::store::open::dir_names(&fds).unwrap_or_default() {
+            let same = fs::metadata(fds.join(&fd))
+                .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino());
+            if !same {
+                continue;
+            }
+            let info = fs::read_to_string(
+                Path::new("/proc")
+                    .join(pid.to_string())
+                    .join("fdinfo")
+                    .join(&fd),
+            )
+            .unwrap_or_default();
+            let flags = info
+                .lines()
+                .find_map(|l| l.strip_prefix("flags:"))
+                .and_then(|f| i64::from_str_radix(f.trim(), 8).ok());
+            // Unknown flags count as writing: better refuse than lose.
+            if flags.is_none_or(|f| f & i64::from(libc::O_ACCMODE) != i64::from(libc::O_RDONLY))
+                && !pids.contains(&pid)
+            {
+                pids.push(pid);
+            }
+        }
+    }
+    pids
+}

@@ -1,0 +1,99 @@
+//! The master's directory lock as this tool holds it while it changes a
+//! state directory: the same `flock` the master takes.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::error::{WriteError, io_err, open_err};
+use super::give_to_owner_of;
+use crate::store::lock;
+use crate::store::lock::MASTER_LOCK;
+
+/// The master's directory lock, held until dropped.
+#[derive(Debug)]
+pub struct HeldLock {
+    _file: File,
+}
+
+impl HeldLock {
+    /// Takes `<dir>/.master-queue.lock` as the master does: opened
+    /// `O_RDWR|O_CREAT|O_CLOEXEC|O_NOFOLLOW` with mode 0600, a regular file,
+    /// `flock(LOCK_EX|LOCK_NB)`. With `wait`, retries until it expires,
+    /// calling `on_wait` with the lock's path and its holders once, when
+    /// it first has to wait.
+    pub fn acquire(
+        dir: &Path,
+        wait: Option<Duration>,
+        on_wait: impl FnOnce(&Path, &[i64]),
+    ) -> Result<HeldLock, WriteError> {
+        let path = dir.join(MASTER_LOCK);
+        let open = |create_new: bool| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(create_new)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&path)
+        };
+        // A lock file this tool creates belongs to the directory's owner,
+        // as the master's own would: the master, running as that user,
+        // must be able to open it.
+        let file = match open(true) {
+            Ok(file) => {
+                give_to_owner_of(&file, dir).map_err(io_err(
+                    &path,
+                    "give the master lock to the directory's owner",
+                ))?;
+                Ok(file)
+            }
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => open(false),
+            Err(err) => Err(err),
+        }
+        .map_err(open_err(&path, "open the master lock"))?;
+        let meta = file
+            .metadata()
+            .map_err(io_err(&path, "stat the master lock"))?;
+        if !meta.is_file() {
+            return Err(WriteError::NotRegular {
+                path,
+                what: "not a regular file",
+            });
+        }
+        let deadline = wait.map(|w| Instant::now() + w);
+        let holders = || {
+            lock::read_proc_locks()
+                .map(|text| lock::lock_holders(&text, meta.dev(), meta.ino()))
+                .unwrap_or_default()
+        };
+        let mut on_wait = Some(on_wait);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(HeldLock { _file: file }),
+                Err(fs::TryLockError::WouldBlock) => {
+                    if deadline.is_none_or(|d| Instant::now() >= d) {
+                        return Err(WriteError::Locked {
+                            dir: dir.to_path_buf(),
+                            pids: holders(),
+                            waited: deadline.is_some(),
+                        });
+                    }
+                    if let Some(tell) = on_wait.take() {
+                        tell(&path, &holders());
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(fs::TryLockError::Error(err)) => {
+                    return Err(WriteError::Io {
+                        path,
+                        action: "lock the master lock",
+                        err,
+                    });
+                }
+            }
+        }
+    }
+}
