@@ -1,13 +1,15 @@
 //! leasejournal: inspect, verify, recover, migrate, compact and diff the
 //! recovery state of a SymCC MPI fuzzing master.
 //!
-//! Three layers; data flows one way, bytes → engine → operation → report →
-//! face, and no layer uses one above it (`tests/cli/layout.rs` checks
-//! this, and that no two sibling modules use each other).
+//! Four layers; data flows one way, bytes → engine → store → operation →
+//! report → face, and no layer uses one above it. `tests/cli/layout.rs`
+//! checks this, that no two sibling modules use each other, that no
+//! command uses another, and that chains of imports among the operations
+//! are at most three modules long.
 //!
-//! **Engine** — upstream's formats byte for byte; bytes or values in, data
-//! out; no files opened, no output policy. The only `unsafe` outside
-//! system calls.
+//! **Engine** — upstream's formats and rules byte for byte; bytes or values
+//! in, data out; no files opened, no output policy. The only `unsafe`
+//! outside system calls.
 //! - `engine`: the layer.
 //! - `engine::json`: Python-compatible JSON, its submodules
 //!   `engine::json::value` (the value model), `engine::json::parse`
@@ -25,11 +27,37 @@
 //!   one place, on rayon: `engine::journal::scan::stream`,
 //!   `engine::journal::scan::positional`, and `engine::journal::scan::summary`,
 //!   the totals), `engine::journal::encode` (records as upstream writes
-//!   them).
+//!   them), `engine::journal::compaction` (the compacted journal, planned
+//!   and written), `engine::journal::seal` (the end of a journal made safe
+//!   to append to) and `engine::journal::state` (a replay state as counts
+//!   and a digest).
 //! - `engine::snapshot`: `.state_tasks.json` and upstream's restore rules.
 //!
+//! **Store** — the only code that touches a state directory's files.
+//! - `store`: the layer; `store::path` (a file's directory, paths quoted
+//!   for a shell), `store::error` (`InputError`, I/O errors in words),
+//!   `store::open` (inputs opened without ever blocking), `store::format`
+//!   (the formats a state directory holds, by name and first bytes),
+//!   `store::statedir` (a state directory examined), `store::lock` (the
+//!   master's lock as `/proc/locks` shows it), `store::resolve` (the one
+//!   resolver of a path, for readers and writers), `store::read` (a path's
+//!   journals, scanned), `store::progress` (reading progress, undrawn),
+//!   `store::failpoint` (the crash tests' failpoints, empty without the
+//!   `test-hooks` feature).
+//! - `store::durable`: the only code that writes user files, a file by
+//!   idea: `store::durable::error` (why a write failed, what a run
+//!   changed), `store::durable::lock` (the master's lock, held),
+//!   `store::durable::lease` (file leases), `store::durable::backup`,
+//!   `store::durable::replace` (a new version through a checked temporary
+//!   file), `store::durable::reread` (the check's view of it),
+//!   `store::durable::late` (late appends carried in),
+//!   `store::durable::append` (seal, append, fsync).
+//! - `store::session`: lock → backup → publish (a rewrite, an append, an
+//!   export) → re-read, for every writing command; returns what it
+//!   changed.
+//!
 //! **Operations** — one module per command, input → report + exit status;
-//! they never print.
+//! they never print, and no command uses another.
 //! - `operations`: the layer.
 //! - `operations::inspect`, `operations::verify` (with
 //!   `operations::verify::catalog`, the finding codes as an enum;
@@ -41,20 +69,11 @@
 //!   of one JSON object per line; `operations::workers`: `inspect
 //!   --workers`, one row per worker rank; `operations::timeline`:
 //!   `inspect --timeline`, completions per time bucket.
-//! - `operations::plan`: what the writing commands' plans share (states
-//!   before and after, reclaims, the tail fix, outcomes and reports).
-//! - `operations::transaction`: plan → lock → backup → publish → re-read,
-//!   for every writing command.
-//! - `operations::durable`: the only code that writes user files.
-//! - `operations::failpoint`: the crash tests' failpoints, empty without
-//!   the `test-hooks` feature.
-//! - `operations::input`: what a path names, opened read-only;
-//!   `operations::statedir`: a state directory's files and the master's
-//!   lock as `/proc/locks` shows it; `operations::error`: `InputError`.
-//! - `operations::progress`: how an operation reports reading progress.
-//! - `operations::words`: errors, counts, durations and paths in words.
-//! - `operations::schema`: each JSON report's contract version.
-//! - `operations::exit`: the exit statuses, in one enum.
+//! - What the commands share: `operations::plan` (the writing commands'
+//!   report, upstream's reclaim order), `operations::numbers` (counts and
+//!   durations in words), `operations::schema` (each JSON report's
+//!   contract version), `operations::exit` (the exit statuses, in one
+//!   enum).
 //!
 //! **Face** — draws reports and parses the command line.
 //! - `render`: tables, colour and JSON, report in, bytes out:
@@ -66,11 +85,23 @@
 //!   `cli::repair`, `cli::recover`, `cli::migrate`, `cli::compact`,
 //!   `cli::diff`, `cli::completions`); `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing
-//!   options), `cli::select` (`--discard`'s selection), `cli::forensics`
-//!   (`inspect --records`, `--workers`, `--timeline`), `cli::man` (man pages).
+//!   options, their notes and the report's end), `cli::select`
+//!   (`--discard`'s selection), `cli::forensics` (`inspect --records`,
+//!   `--workers`, `--timeline`), `cli::man` (man pages).
 //!
 //! **Test hooks** — `fuzzing`: the properties the fuzz targets and property
 //! tests check, compiled only with the `test-hooks` feature.
+//!
+//! # Adding a format
+//!
+//! A new upstream format (the digest ledger, the fenced lease tables) takes
+//! three things and touches no unrelated command:
+//! 1. an engine module (`engine::<format>`): its bytes, its rules, and the
+//!    file names and first bytes that are its own;
+//! 2. one entry where the file tier recognises it: a `store::format::Kind`
+//!    variant whose `state_files` and sniffing come from that module, so
+//!    that `store::statedir::examine` and `store::resolve` find it;
+//! 3. each command's view of it, in that command's own module.
 pub mod cli;
 pub mod engine;
 #[cfg(any(test, feature = "test-hooks"))]
