@@ -20,7 +20,9 @@
 //!   `engine::journal::classify` (one line judged on its own, by two
 //!   siblings: `engine::journal::classify::fast`, the canonical fast path,
 //!   and `engine::journal::classify::general`, every other line),
-//!   `engine::journal::replay` (upstream's loader), `engine::journal::scan`
+//!   `engine::journal::replay` (upstream's loader, its rules),
+//!   `engine::journal::idset` (the id sets the replay keeps its state in),
+//!   `engine::journal::scan`
 //!   (read once, classify in parallel, replay in order; the threading in
 //!   one place, on rayon: `engine::journal::scan::stream`,
 //!   `engine::journal::scan::positional`, and `engine::journal::scan::summary`,

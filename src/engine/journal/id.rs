@@ -155,7 +155,7 @@ impl Serialize for WorkId {
 /// A work id checked against a payload: the SHA-256 of the payload's
 /// canonical bytes. The replay's id sets insert nothing else, because
 /// their hashers rely on ids being hashes that nobody could choose (see
-/// `replay::IdState`), and the one way to make one, `VerifiedId::check`
+/// `idset::IdState`), and the one way to make one, `VerifiedId::check`
 /// (for the journal's code alone), does the hashing itself. The classifier makes one for every lease it
 /// accepts ([`Lease::id`](super::Lease::id)).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

@@ -21,8 +21,9 @@
 //!   chunks read by position for a file.
 //! - `model`: what a line is ([`Classified`], [`LineKind`], [`Record`],
 //!   [`Op`], [`Lease`] and the reasons a line or lease is refused), what a
-//!   record did ([`Effect`]) and why a line changed nothing
-//!   ([`IgnoreReason`]). Types only.
+//!   record did ([`Effect`]), what the replay keeps of an active lease
+//!   ([`Active`]) and of a completion ([`Completion`]), and why a line
+//!   changed nothing ([`IgnoreReason`]). Types only.
 //! - `id`: [`WorkId`] and its hex codecs (SSE2 where there is SSE2), and
 //!   [`VerifiedId`], an id checked against its payload's hash, the only
 //!   kind the replay's id sets take.
@@ -32,6 +33,10 @@
 //! - `replay`: upstream's state machine over records, in order: the last
 //!   lease of an id wins, `done` completes an active id, `reclaim` drops
 //!   one; the state's digest.
+//! - `idset`: the sets the replay keeps its state in, [`ActiveLeases`] and
+//!   [`Completed`]: seeded hashing of verified ids, shards sorted a table
+//!   at a time, completion sites packed in 12 bytes. Data structures, no
+//!   rules.
 //! - `scan`: reads a source once (a stream in order, or a file by
 //!   position), classifies on every core and replays in order, reporting
 //!   each line to an [`Observer`] with what replay did, so that reports
@@ -43,6 +48,7 @@
 mod classify;
 pub mod encode;
 mod id;
+mod idset;
 mod lines;
 mod model;
 mod replay;
@@ -52,12 +58,13 @@ pub use classify::{classify, payload_member, payload_members};
 #[cfg(any(test, feature = "test-hooks"))]
 pub use classify::{classify_fast, classify_general};
 pub use id::{VerifiedId, WorkId};
+pub use idset::{ActiveLeases, Completed};
 pub use lines::{Block, BlockReader, LineReader, RawLine, Span, Terminator};
 pub use model::{
-    Classified, Clock, ClockMarker, CorruptReason, Effect, Field, IgnoreReason, Lease,
-    LeaseRejection, Lenient, LineKind, Op, Payload, Record,
+    Active, Classified, Clock, ClockMarker, Completion, CorruptReason, Effect, Field, IgnoreReason,
+    Lease, LeaseRejection, Lenient, LineKind, Op, Payload, Record,
 };
-pub use replay::{Active, ActiveLeases, Completed, Completion, Replay, state_digest};
+pub use replay::{Replay, state_digest};
 pub use scan::{
     ClockCounts, LineEvent, Observer, OpCounts, Positional, Scan, ScanOptions, Source, Summary,
     Tail, TailState, scan, scan_into, scan_with,

@@ -1,8 +1,12 @@
 //! The journal's data model: what a line is ([`Classified`], [`LineKind`],
 //! [`Record`], [`Op`], [`Lease`] and why a lease or a line is refused), what
-//! replaying a record did ([`Effect`]) and why a line changed nothing
-//! ([`IgnoreReason`]). Types and their words only; the rules that produce
-//! them live in `classify` (one line) and `replay` (the state machine).
+//! replaying a record did ([`Effect`]), what the replay holds of an active
+//! lease ([`Active`]) and of a completion ([`Completion`]), and why a line
+//! changed nothing ([`IgnoreReason`]). Types and their words only; the
+//! rules that produce them live in `classify` (one line) and `replay` (the
+//! state machine), and the sets that hold them in `idset`. `Active` and
+//! `Completion` are here rather than in `replay` because both `replay` and
+//! `idset` use them, and `replay` uses `idset`.
 
 use std::fmt;
 
@@ -337,6 +341,44 @@ pub enum Effect {
         /// The op.
         op: String,
     },
+}
+
+/// An active lease as the replay holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Active {
+    /// The owning worker rank.
+    pub worker: PyInt,
+    /// The lease time.
+    pub time: f64,
+    /// The attempts counter.
+    pub attempts: PyInt,
+    /// The clock domain.
+    pub clock: Clock,
+    /// 1-based line of the lease record that is in force.
+    pub line: u64,
+    /// Byte offset of that line.
+    pub offset: u64,
+    /// Canonical payload bytes. During a scan a block's new leases hold
+    /// theirs in the block until the block is settled; a finished scan's
+    /// replay holds every payload.
+    pub payload: Box<[u8]>,
+    /// Whether the lease line is exactly what compaction would write.
+    pub verbatim: bool,
+}
+
+/// Where the records that completed an id are: the offsets of the lease
+/// line in force at completion and of the `done` line, and whether each is
+/// already in the form compaction writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// Byte offset of the lease line.
+    pub lease_offset: u64,
+    /// Byte offset of the done line.
+    pub done_offset: u64,
+    /// The lease line can be copied as it stands.
+    pub lease_verbatim: bool,
+    /// The done line can be copied as it stands.
+    pub done_verbatim: bool,
 }
 
 /// Why upstream's loader ignores a line (or why a counted record changed
