@@ -18,8 +18,10 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::engine::journal::{Active, Clock, Replay, Tail, TailState, WorkId, encode};
-use crate::engine::json::{self, PyInt, Value, float_repr_any, py_int, truthy};
+use crate::engine::journal::{
+    Active, Clock, Replay, Tail, TailState, WorkId, WorkItem, encode, rebuild,
+};
+use crate::engine::json::{self, PyInt, Value, truthy};
 use std::path::{Path, PathBuf};
 
 use crate::engine::journal::{self as journal, Positional};
@@ -33,40 +35,6 @@ use crate::operations::schema;
 use crate::operations::statedir::{self, Kind};
 use crate::operations::transaction::{self, Session, Tell, WriteOptions};
 use crate::operations::words::shell_quote;
-
-/// The largest branch id upstream keeps (`_MAX_BRANCH_ID`).
-const MAX_BRANCH_ID: u64 = u64::MAX;
-/// At most this many `s2f_actions` survive a rebuild.
-const MAX_ACTIONS: usize = 64;
-/// At most this many `schedule_prefix` entries survive a rebuild.
-const MAX_PREFIX: usize = 256;
-
-/// A work item as resume rebuilds it from a lease payload
-/// (`_work_item_from_lease_payload`): `(path, focus, target_branch)`, plus
-/// `(s2f_actions, schedule_prefix)` when either is non-empty, plus the
-/// continuation when the payload carries one.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct WorkItem {
-    /// `str(path)`: the seed, relative to the master's working directory
-    /// when it is not absolute.
-    pub path: String,
-    /// `str(focus_bytes) or None`.
-    pub focus: Option<String>,
-    /// The target branch, 0 when absent or out of range.
-    pub target_branch: u64,
-    /// `(branch, action)` pairs kept: branch in range, action `solve`,
-    /// `sample` or `skip`, each branch once, at most 64.
-    pub s2f_actions: Vec<(u64, String)>,
-    /// Non-negative thread ids kept, at most 256.
-    pub schedule_prefix: Vec<u64>,
-    /// The payload's `continuation` object, canonical, when there is one.
-    /// Upstream admits it only if it is a valid
-    /// `symcc-live-continuation-v1` descriptor, which this tool does not
-    /// check.
-    pub continuation: Option<String>,
-    /// How many fields the rebuilt tuple has (3, 5 or 6).
-    pub fields: u8,
-}
 
 /// What resume does with a reclaimed lease's work.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -251,185 +219,6 @@ fn requeue(lease: Reclaim, active: &Active, is_file: &impl Fn(&str) -> bool) -> 
         not_restored,
         duplicate_of: None,
     }
-}
-
-/// `_work_item_from_lease_payload`: `None` when the path is empty.
-pub fn rebuild(payload: &json::Object) -> Option<WorkItem> {
-    let text = |key: &str| payload.get(key).filter(|v| truthy(v)).map(python_str);
-    let path = text("path")?;
-    let focus = text("focus_bytes");
-    let target_branch = branch_id(payload.get("target_branch"));
-    let s2f_actions = actions(payload.get("s2f_actions"));
-    let schedule_prefix = schedule_prefix(payload.get("schedule_prefix"));
-    let continuation = match payload.get("continuation") {
-        Some(v @ Value::Object(_)) => Some(
-            String::from_utf8_lossy(
-                &json::to_canonical(v, json::NonFinite::Python).unwrap_or_default(),
-            )
-            .into_owned(),
-        ),
-        _ => None,
-    };
-    let fields = if continuation.is_some() {
-        6
-    } else if !s2f_actions.is_empty() || !schedule_prefix.is_empty() {
-        5
-    } else {
-        3
-    };
-    Some(WorkItem {
-        path,
-        focus,
-        target_branch,
-        s2f_actions,
-        schedule_prefix,
-        continuation,
-        fields,
-    })
-}
-
-/// `_normalize_branch_id`: `int(value or 0)`, kept only in 1..=2^64-1;
-/// a boolean or anything `int()` refuses is 0.
-fn branch_id(value: Option<&Value>) -> u64 {
-    match value {
-        None | Some(Value::Bool(_)) => 0,
-        Some(v) if !truthy(v) => 0,
-        Some(v) => py_int(v)
-            .ok()
-            .and_then(|i| i.to_u64())
-            .filter(|b| (1..=MAX_BRANCH_ID).contains(b))
-            .unwrap_or(0),
-    }
-}
-
-/// `_normalize_s2f_actions`.
-fn actions(value: Option<&Value>) -> Vec<(u64, String)> {
-    let Some(Value::Array(rows)) = value else {
-        return Vec::new();
-    };
-    let mut kept: Vec<(u64, String)> = Vec::new();
-    for row in rows {
-        let Value::Array(pair) = row else { continue };
-        if pair.len() < 2 {
-            continue;
-        }
-        let branch = branch_id(Some(&pair[0]));
-        let action = python_strip(&python_str(&pair[1])).to_lowercase();
-        if branch == 0 || !matches!(action.as_str(), "solve" | "sample" | "skip") {
-            continue;
-        }
-        if kept.iter().any(|(b, _)| *b == branch) {
-            continue;
-        }
-        kept.push((branch, action));
-    }
-    kept.truncate(MAX_ACTIONS);
-    kept
-}
-
-/// `normalize_schedule_prefix`: a string is split on commas, semicolons
-/// and white space; a list (or an object's keys) is taken item by item;
-/// each `int()`-able, non-negative item is kept, at most 256.
-fn schedule_prefix(value: Option<&Value>) -> Vec<u64> {
-    let tokens: Vec<Value> = match value {
-        None | Some(Value::Null) => return Vec::new(),
-        Some(Value::Str(s)) => s
-            .to_string_lossy()
-            .replace([',', ';'], " ")
-            .split_whitespace()
-            .map(|t| Value::Str(t.into()))
-            .collect(),
-        Some(Value::Array(items)) => items.clone(),
-        Some(Value::Object(o)) => o
-            .members()
-            .iter()
-            .map(|(k, _)| Value::Str(k.clone()))
-            .collect(),
-        Some(_) => return Vec::new(),
-    };
-    let mut kept = Vec::new();
-    for token in &tokens {
-        // int() of a float string fails; int() of a float truncates.
-        let Ok(tid) = py_int(token) else { continue };
-        if tid.is_negative() {
-            continue;
-        }
-        // Thread ids beyond u64 do not occur; such an item is left out.
-        let Some(tid) = tid.to_u64() else { continue };
-        kept.push(tid);
-        if kept.len() >= MAX_PREFIX {
-            break;
-        }
-    }
-    kept
-}
-
-/// Python's `str(value)` for the values a payload member holds (containers
-/// in Python's own `repr` style).
-fn python_str(value: &Value) -> String {
-    match value {
-        Value::Str(s) => s.to_string_lossy(),
-        other => python_repr(other),
-    }
-}
-
-fn python_repr(value: &Value) -> String {
-    match value {
-        Value::Null => "None".into(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => float_repr_any(*f),
-        Value::Str(s) => {
-            let text = s.to_string_lossy();
-            let quote = if text.contains('\'') && !text.contains('"') {
-                '"'
-            } else {
-                '\''
-            };
-            let mut out = String::from(quote);
-            for c in text.chars() {
-                match c {
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    '\t' => out.push_str("\\t"),
-                    c if c == quote => {
-                        out.push('\\');
-                        out.push(c);
-                    }
-                    c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                        out.push_str(&format!("\\x{:02x}", c as u32));
-                    }
-                    c => out.push(c),
-                }
-            }
-            out.push(quote);
-            out
-        }
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(python_repr).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Object(o) => format!(
-            "{{{}}}",
-            o.members()
-                .iter()
-                .map(|(k, v)| format!(
-                    "{}: {}",
-                    python_repr(&Value::Str(k.clone())),
-                    python_repr(v)
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-/// Python's `str.strip()`: Rust's white space plus the four separators
-/// (U+001C..U+001F) Python also strips.
-fn python_strip(text: &str) -> &str {
-    text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 
 /// Which active leases `recover --discard` reclaims: every condition given
@@ -811,62 +600,6 @@ mod tests {
     const A: &str = r#"{"attempts":1,"clock":"unix","id":"c178b7e31d5efb37c2e443f52fef64f302d73c6fe5c3e71c78b968b7115c88b4","op":"lease","payload":{"path":"torn-1"},"time":1754550000.0,"worker":1}"#;
     const B: &str = r#"{"attempts":1,"clock":"unix","id":"d877ee1daaa3f2319c2261cb2a5b71e9120717053d64721763ff968b221e0f7b","op":"lease","payload":{"path":"torn-2"},"time":1754550001.0,"worker":2}"#;
     const LEGACY: &str = r#"{"op": "lease", "id": "b3ebf1ab1e22ca48684634c8a2b31bf4f956e0964f7eccb2c2e09cb59f6cc088", "payload": {"path": "legacy", "target_branch": 5}, "worker": 1, "time": 123456.789, "attempts": 1}"#;
-
-    fn object(text: &str) -> json::Object {
-        match json::parse(text, json::Mode::Journal).unwrap().value {
-            Value::Object(o) => o,
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn rebuild_follows_upstreams_normalisation() {
-        let item = rebuild(&object(
-            r#"{"path":"/q/a","focus_bytes":"0-15","target_branch":4242,"s2f_actions":[[4242," Solve "],[77,"sample"],[4242,"skip"],[0,"solve"],[5,"jump"],[true,"solve"],["9","skip"],[1]],"schedule_prefix":[0,1,-1,"2",2.9,null,"x"],"continuation":null,"parameter_overrides":{"a":"b"}}"#,
-        ))
-        .unwrap();
-        assert_eq!(item.path, "/q/a");
-        assert_eq!(item.focus.as_deref(), Some("0-15"));
-        assert_eq!(item.target_branch, 4242);
-        assert_eq!(
-            item.s2f_actions,
-            [
-                (4242, "solve".to_string()),
-                (77, "sample".to_string()),
-                (9, "skip".to_string())
-            ]
-        );
-        assert_eq!(item.schedule_prefix, [0, 1, 2, 2]);
-        assert_eq!(item.fields, 5);
-        let plain = rebuild(&object(
-            r#"{"path":"p","focus_bytes":"","target_branch":-3,"s2f_actions":"solve","schedule_prefix":"1, 2;3"}"#,
-        ))
-        .unwrap();
-        assert_eq!(plain.focus, None);
-        assert_eq!(plain.target_branch, 0);
-        assert_eq!(plain.schedule_prefix, [1, 2, 3]);
-        assert_eq!(plain.fields, 5);
-        assert_eq!(
-            rebuild(&object(
-                r#"{"path":"p","target_branch":18446744073709551616}"#
-            ))
-            .unwrap()
-            .fields,
-            3
-        );
-        assert_eq!(rebuild(&object(r#"{"path":""}"#)), None);
-        assert_eq!(rebuild(&object(r#"{"path":null}"#)), None);
-        assert_eq!(
-            rebuild(&object(r#"{"path":7,"continuation":{"schema":"x"}}"#))
-                .unwrap()
-                .path,
-            "7"
-        );
-        assert_eq!(
-            rebuild(&object(r#"{"path":["a",1,true]}"#)).unwrap().path,
-            "['a', 1, True]"
-        );
-    }
 
     #[test]
     fn forecast_orders_like_upstream_and_says_what_is_dropped() {

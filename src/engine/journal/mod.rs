@@ -43,6 +43,8 @@
 //!   (inspect's history, verify's findings) are built while streaming
 //!   rather than from a second read. All of the journal's threading is
 //!   there. Memory follows the number of ids, not the file's size.
+//! - `resume`: upstream's rebuild of a lease payload into the work item
+//!   resume requeues ([`WorkItem`], [`rebuild`]).
 //! - [`encode`]: records written as upstream writes them.
 
 mod classify;
@@ -52,6 +54,7 @@ mod idset;
 mod lines;
 mod model;
 mod replay;
+mod resume;
 mod scan;
 
 pub use classify::{classify, payload_member, payload_members};
@@ -65,6 +68,7 @@ pub use model::{
     Lease, LeaseRejection, Lenient, LineKind, Op, Payload, Record,
 };
 pub use replay::{Replay, state_digest};
+pub use resume::{WorkItem, rebuild};
 pub use scan::{
     ClockCounts, LineEvent, Observer, OpCounts, Positional, Scan, ScanOptions, Source, Summary,
     Tail, TailState, scan, scan_into, scan_with,

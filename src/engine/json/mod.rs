@@ -20,7 +20,7 @@ pub use encode::{
     is_float_repr, to_canonical,
 };
 pub use parse::{MAX_DEPTH, Mode, ParseError, ParseErrorKind, ParseStats, Parsed, parse, validate};
-pub use python::{CoerceError, py_float, py_int, py_str_is_work_id, truthy};
+pub use python::{CoerceError, py_float, py_int, py_str, py_str_is_work_id, py_strip, truthy};
 pub use value::{Object, PyInt, PyString, Value};
 
 use std::borrow::Cow;
