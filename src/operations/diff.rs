@@ -15,13 +15,12 @@ use serde_json::{Value as Json, json};
 
 use crate::engine::journal::Clock;
 use crate::engine::journal::{
-    self, Active, LineEvent, LineKind, LineReader, Observer, Op, Replay, WorkId,
+    self, Active, LineEvent, LineKind, LineReader, Observer, Replay, WorkId,
 };
 use crate::engine::json::PyInt;
 use crate::engine::snapshot::{self, Restored, TaskLease, TaskStats};
 use crate::operations::exit::Exit;
 use crate::operations::input::{self, InputError, Target};
-use crate::operations::inspect::describe_effect;
 use crate::operations::plan::StateView;
 use crate::operations::schema;
 use crate::operations::statedir::{Kind, ProcLocks};
@@ -597,9 +596,11 @@ impl Observer for FromOffset {
 
 fn record_at(event: &LineEvent<'_>) -> RecordAt {
     let (op, id, effect) = match (&event.classified.kind, event.effect) {
-        (LineKind::Record(r), Some(effect)) => {
-            (op_name(&r.op), Some(r.id.to_hex()), describe_effect(effect))
-        }
+        (LineKind::Record(r), Some(effect)) => (
+            r.op.name().to_string(),
+            Some(r.id.to_hex()),
+            effect.describe(),
+        ),
         (
             LineKind::Corrupt {
                 glued: Some((_, r)),
@@ -607,14 +608,16 @@ fn record_at(event: &LineEvent<'_>) -> RecordAt {
             },
             _,
         ) => (
-            op_name(&r.op),
+            r.op.name().to_string(),
             Some(r.id.to_hex()),
             "lost: glued onto a torn fragment, upstream ignores the line".into(),
         ),
         (kind, _) => (
             "ignored".into(),
             None,
-            crate::operations::inspect::describe_ignored(event.classified)
+            event
+                .classified
+                .describe_ignored()
                 .unwrap_or_else(|| format!("{kind:?}")),
         ),
     };
@@ -624,15 +627,6 @@ fn record_at(event: &LineEvent<'_>) -> RecordAt {
         op,
         id,
         effect,
-    }
-}
-
-fn op_name(op: &Op) -> String {
-    match op {
-        Op::Lease(_) => "lease".into(),
-        Op::Done => "done".into(),
-        Op::Reclaim => "reclaim".into(),
-        Op::Unknown(op) => op.clone(),
     }
 }
 

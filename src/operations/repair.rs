@@ -131,7 +131,7 @@ impl Salvager {
             fragment_bytes: at,
             trailing_bytes: event.content.len() - end,
             id: record.id,
-            op: op_name(&record.op).to_string(),
+            op: record.op.name().to_string(),
             action,
         });
     }
@@ -140,16 +140,6 @@ impl Salvager {
 impl Default for Salvager {
     fn default() -> Self {
         Salvager::new()
-    }
-}
-
-/// The op's name as the record spells it.
-pub fn op_name(op: &Op) -> &str {
-    match op {
-        Op::Lease(_) => "lease",
-        Op::Done => "done",
-        Op::Reclaim => "reclaim",
-        Op::Unknown(op) => op,
     }
 }
 

@@ -250,6 +250,29 @@ pub enum Op {
     Unknown(String),
 }
 
+impl Op {
+    /// The op's name as the record spells it: `lease`, `done`, `reclaim`,
+    /// or any other op as upstream's `str()` shows it.
+    pub fn name(&self) -> &str {
+        match self {
+            Op::Unknown(op) => op,
+            known => known.known_name().unwrap_or_default(),
+        }
+    }
+
+    /// The name of one of upstream's three ops, `None` for any other op:
+    /// for a caller that keeps the name beyond the record's life, and so
+    /// copies only another op's.
+    pub fn known_name(&self) -> Option<&'static str> {
+        match self {
+            Op::Lease(_) => Some("lease"),
+            Op::Done => Some("done"),
+            Op::Reclaim => Some("reclaim"),
+            Op::Unknown(_) => None,
+        }
+    }
+}
+
 /// A line that upstream counts as an event: a JSON object with a valid id.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
@@ -301,6 +324,25 @@ pub struct Classified {
     pub kind: LineKind,
 }
 
+impl Classified {
+    /// Why upstream ignores the line, in words (for reports); `None` for a
+    /// record.
+    pub fn describe_ignored(&self) -> Option<String> {
+        match &self.kind {
+            LineKind::Blank => Some("blank line".into()),
+            LineKind::Corrupt { reason, glued } => Some(match glued {
+                Some((at, _)) => {
+                    format!("a complete record glued at byte {at} onto a torn fragment")
+                }
+                None => reason.to_string(),
+            }),
+            LineKind::NotAnObject => Some("not a JSON object".into()),
+            LineKind::BadId => Some("id missing or not 64 lowercase hex".into()),
+            LineKind::Record(_) => None,
+        }
+    }
+}
+
 /// What applying one record did to the state.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "effect", rename_all = "kebab-case")]
@@ -341,6 +383,30 @@ pub enum Effect {
         /// The op.
         op: String,
     },
+}
+
+impl Effect {
+    /// What the effect means, in words (inspect's and diff's histories).
+    pub fn describe(&self) -> String {
+        match self {
+            Effect::Activated => "activated".into(),
+            Effect::Reactivated => "activated again after completion (the work runs twice)".into(),
+            Effect::TookOver { previous_worker } => {
+                format!("took over from worker {previous_worker} without a reclaim")
+            }
+            Effect::Completed { worker } => format!("completed (worker {worker})"),
+            Effect::DoneIgnored {
+                already_completed: true,
+            } => "ignored: already completed".into(),
+            Effect::DoneIgnored {
+                already_completed: false,
+            } => "ignored: not active".into(),
+            Effect::Reclaimed { worker } => format!("reclaimed from worker {worker}"),
+            Effect::ReclaimIgnored => "ignored: not active".into(),
+            Effect::LeaseIgnored { reason } => format!("ignored: {reason}"),
+            Effect::UnknownOp { op } => format!("ignored: unknown op {op:?}"),
+        }
+    }
 }
 
 /// An active lease as the replay holds it.
@@ -462,5 +528,28 @@ impl IgnoreReason {
             Effect::UnknownOp { .. } => IgnoreReason::UnknownOp,
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_op_is_named_as_its_record_spells_it() {
+        for (op, name, known) in [
+            (Op::Done, "done", Some("done")),
+            (Op::Reclaim, "reclaim", Some("reclaim")),
+            (
+                Op::Lease(Err(LeaseRejection::PayloadNotObject)),
+                "lease",
+                Some("lease"),
+            ),
+            (Op::Unknown("None".into()), "None", None),
+            (Op::Unknown("['done']".into()), "['done']", None),
+        ] {
+            assert_eq!(op.name(), name);
+            assert_eq!(op.known_name(), known);
+        }
     }
 }

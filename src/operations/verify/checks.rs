@@ -340,7 +340,7 @@ fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
             _,
         ) => format!(
             "a {} record for {} glued at byte {at} onto a torn fragment: upstream ignores both",
-            op_name(&record.op),
+            record.op.name(),
             record.id
         ),
         (LineKind::Corrupt { .. }, _) if reason == IgnoreReason::TornTail => format!(
@@ -391,7 +391,7 @@ fn describe_hidden(message: &str, hidden: &[crate::operations::repair::HiddenRec
             };
             format!(
                 "{} {} ({how})",
-                op_name(&h.record.op),
+                h.record.op.name(),
                 &h.record.id.to_hex()[..12]
             )
         })
@@ -405,15 +405,6 @@ fn describe_hidden(message: &str, hidden: &[crate::operations::repair::HiddenRec
         "{message}; it hides {what} upstream never sees: {}",
         records.join(", ")
     )
-}
-
-fn op_name(op: &Op) -> &str {
-    match op {
-        Op::Lease(_) => "lease",
-        Op::Done => "done",
-        Op::Reclaim => "reclaim",
-        Op::Unknown(op) => op,
-    }
 }
 
 /// What verifying a journal found, with the replay it reached.
