@@ -26,7 +26,9 @@
 //!   (read once, classify in parallel, replay in order; the threading in
 //!   one place, on rayon: `engine::journal::scan::stream`,
 //!   `engine::journal::scan::positional`, and `engine::journal::scan::summary`,
-//!   the totals), `engine::journal::resume` (upstream's rebuild of a lease
+//!   the totals), `engine::journal::salvage` (records hidden in lines
+//!   upstream ignores, and what a repair brings back),
+//!   `engine::journal::resume` (upstream's rebuild of a lease
 //!   payload into a work item), `engine::journal::encode` (records as
 //!   upstream writes them).
 //! - `engine::snapshot`: `.state_tasks.json` and upstream's restore rules.

@@ -22,13 +22,12 @@ use crate::engine::journal::{
 use std::path::Path;
 use std::sync::PoisonError;
 
-use crate::engine::journal::Positional;
+use crate::engine::journal::{HiddenCount, Positional};
 use crate::operations::durable::{self, Identity, Publish};
 use crate::operations::exit::Exit;
 use crate::operations::failpoint;
 use crate::operations::plan::{Mode, Outcome, Report, StateView, check_replay};
 use crate::operations::progress::Progress;
-use crate::operations::repair::HiddenCount;
 use crate::operations::schema;
 use crate::operations::statedir::Kind;
 use crate::operations::transaction::{self, CompareSink, Session, Tee, Tell, WriteOptions};

@@ -15,14 +15,13 @@ use crate::engine::snapshot::{self, Dropped, Zeroed};
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::engine::journal::{Clock, Positional};
+use crate::engine::journal::{Clock, HiddenCount, Positional};
 use crate::operations::compact::{self, Measured};
 use crate::operations::durable::{self, Identity, Publish};
 use crate::operations::exit::Exit;
 use crate::operations::failpoint;
 use crate::operations::plan::{Mode, Outcome, Reclaim, Report, check_replay, reclaims};
 use crate::operations::progress::Progress;
-use crate::operations::repair::HiddenCount;
 use crate::operations::schema;
 use crate::operations::statedir::Kind;
 use crate::operations::transaction::{self, CompareSink, Session, Tell, WriteOptions};

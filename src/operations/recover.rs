@@ -24,13 +24,13 @@ use crate::engine::journal::{
 use crate::engine::json::{self, PyInt, Value, truthy};
 use std::path::{Path, PathBuf};
 
-use crate::engine::journal::{self as journal, Positional};
+use crate::engine::journal::{self as journal, HiddenCount, Positional};
 use crate::operations::durable::{self, Identity, Publish};
 use crate::operations::exit::Exit;
 use crate::operations::failpoint;
 use crate::operations::plan::{self, Mode, Outcome, Reclaim, Report, StateView, check_replay};
 use crate::operations::progress::Progress;
-use crate::operations::repair::{HiddenCount, TailFix, write_sealed};
+use crate::operations::repair::{TailFix, write_sealed};
 use crate::operations::schema;
 use crate::operations::statedir::{self, Kind};
 use crate::operations::transaction::{self, Session, Tell, WriteOptions};

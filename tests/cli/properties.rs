@@ -4,12 +4,12 @@
 use std::collections::BTreeSet;
 
 use leasejournal::engine::journal::encode::{lease_line, marker_line};
-use leasejournal::engine::journal::{self, Clock, Replay, WorkId};
+use leasejournal::engine::journal::{self, Clock, Replay, SalvageAction, WorkId};
 use leasejournal::engine::json::PyInt;
 use leasejournal::operations::compact;
 use leasejournal::operations::plan::StateView;
 use leasejournal::operations::recover::{self, Selection};
-use leasejournal::operations::repair::{self, SalvageAction, TailFix};
+use leasejournal::operations::repair::{self, TailFix};
 use proptest::prelude::*;
 
 /// The bytes a sealed append produces: the tail cut or terminated, then

@@ -43,6 +43,10 @@
 //!   (inspect's history, verify's findings) are built while streaming
 //!   rather than from a second read. All of the journal's threading is
 //!   there. Memory follows the number of ids, not the file's size.
+//! - `salvage`: records hidden in lines upstream ignores (glued, behind a
+//!   byte order mark, before a zero fill), found ([`hidden_records`]),
+//!   counted ([`HiddenCount`]) and replayed as a repair would restore them
+//!   ([`Salvager`]).
 //! - `resume`: upstream's rebuild of a lease payload into the work item
 //!   resume requeues ([`WorkItem`], [`rebuild`]).
 //! - [`encode`]: records written as upstream writes them.
@@ -55,6 +59,7 @@ mod lines;
 mod model;
 mod replay;
 mod resume;
+mod salvage;
 mod scan;
 
 pub use classify::{classify, payload_member, payload_members};
@@ -69,6 +74,9 @@ pub use model::{
 };
 pub use replay::{Replay, state_digest};
 pub use resume::{WorkItem, rebuild};
+pub use salvage::{
+    Hidden, HiddenCount, HiddenRecord, Salvage, SalvageAction, Salvager, hidden_records,
+};
 pub use scan::{
     ClockCounts, LineEvent, Observer, OpCounts, Positional, Scan, ScanOptions, Source, Summary,
     Tail, TailState, scan, scan_into, scan_with,

@@ -164,7 +164,7 @@ impl Observer for JournalChecks<'_> {
             // (or a torn tail, or a BOM) with repair as its fix; a BOM in
             // front of no record hides nothing.
             let hidden = if matches!(event.classified.kind, LineKind::Corrupt { .. }) {
-                crate::operations::repair::hidden_records(
+                journal::hidden_records(
                     event.content,
                     &event.classified.kind,
                     event.number == 1,
@@ -377,8 +377,8 @@ fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
 }
 
 /// A line's message, told what records it hides.
-fn describe_hidden(message: &str, hidden: &[crate::operations::repair::HiddenRecord]) -> String {
-    use crate::operations::repair::Hidden;
+fn describe_hidden(message: &str, hidden: &[journal::HiddenRecord]) -> String {
+    use crate::engine::journal::Hidden;
     let records: Vec<String> = hidden
         .iter()
         .map(|h| {
