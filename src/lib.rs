@@ -22,6 +22,8 @@
 //!   and `engine::journal::classify::general`, every other line),
 //!   `engine::journal::replay` (upstream's loader, its rules),
 //!   `engine::journal::idset` (the id sets the replay keeps its state in),
+//!   `engine::journal::reclaim` (upstream's `recover_expired` selection and
+//!   order),
 //!   `engine::journal::scan`
 //!   (read once, classify in parallel, replay in order; the threading in
 //!   one place, on rayon: `engine::journal::scan::stream`,
@@ -47,7 +49,7 @@
 //!   --workers`, one row per worker rank; `operations::timeline`:
 //!   `inspect --timeline`, completions per time bucket.
 //! - `operations::plan`: what the writing commands' plans share (states
-//!   before and after, reclaims, the tail fix, outcomes and reports).
+//!   before and after, the tail fix, outcomes and reports).
 //! - `operations::transaction`: plan → lock → backup → publish → re-read,
 //!   for every writing command.
 //! - `operations::durable`: the only code that writes user files.

@@ -444,7 +444,7 @@ fn inspect_directory(
 
 /// The payload's `path` member, when it is a string.
 fn payload_path(payload: &[u8]) -> Option<String> {
-    crate::operations::plan::payload_facts(payload).0
+    journal::payload_facts(payload).0
 }
 
 /// The completed ids of a report, listed in order as they are serialised,

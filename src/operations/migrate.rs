@@ -15,12 +15,12 @@ use crate::engine::snapshot::{self, Dropped, Zeroed};
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::engine::journal::{Clock, HiddenCount, Positional};
+use crate::engine::journal::{Clock, HiddenCount, Positional, Reclaim, reclaims};
 use crate::operations::compact::{self, Measured};
 use crate::operations::durable::{self, Identity, Publish};
 use crate::operations::exit::Exit;
 use crate::operations::failpoint;
-use crate::operations::plan::{Mode, Outcome, Reclaim, Report, check_replay, reclaims};
+use crate::operations::plan::{Mode, Outcome, Report, check_replay};
 use crate::operations::progress::Progress;
 use crate::operations::schema;
 use crate::operations::statedir::Kind;

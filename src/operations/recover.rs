@@ -24,11 +24,11 @@ use crate::engine::journal::{
 use crate::engine::json::{self, PyInt, Value, truthy};
 use std::path::{Path, PathBuf};
 
-use crate::engine::journal::{self as journal, HiddenCount, Positional};
+use crate::engine::journal::{self as journal, HiddenCount, Positional, Reclaim};
 use crate::operations::durable::{self, Identity, Publish};
 use crate::operations::exit::Exit;
 use crate::operations::failpoint;
-use crate::operations::plan::{self, Mode, Outcome, Reclaim, Report, StateView, check_replay};
+use crate::operations::plan::{Mode, Outcome, Report, StateView, check_replay};
 use crate::operations::progress::Progress;
 use crate::operations::repair::{TailFix, write_sealed};
 use crate::operations::schema;
@@ -118,7 +118,7 @@ pub fn forecast(
     now: f64,
     is_file: impl Fn(&str) -> bool,
 ) -> Forecast {
-    let reclaims: Vec<Requeue> = plan::reclaims(replay, now, 0, |_, _| true)
+    let reclaims: Vec<Requeue> = journal::reclaims(replay, now, 0, |_, _| true)
         .into_iter()
         .map(|lease| {
             let active = &replay.active[&lease.id];
@@ -329,7 +329,7 @@ pub fn discard(
     limit: usize,
 ) -> Discard {
     let before = StateView::of(replay);
-    let reclaims = plan::reclaims(replay, now, limit, |id, a| selection.selects(id, a, now));
+    let reclaims = journal::reclaims(replay, now, limit, |id, a| selection.selects(id, a, now));
     let mut append = Vec::new();
     let mut export_lines = Vec::new();
     for r in &reclaims {

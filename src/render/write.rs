@@ -3,10 +3,10 @@
 use std::io::{self, Write};
 
 use super::{Styles, age, count, plural, printable, table};
-use crate::engine::journal::{Clock, Hidden, SalvageAction, TailState};
+use crate::engine::journal::{Clock, Hidden, Reclaim, SalvageAction, TailState};
 use crate::operations::compact::Measured;
 use crate::operations::migrate::{Migration, SnapshotPlan};
-use crate::operations::plan::{Mode, Outcome, Reclaim, Report, StateView};
+use crate::operations::plan::{Mode, Outcome, Report, StateView};
 use crate::operations::recover::{Discard, ForecastReport, ResumeOutcome};
 use crate::operations::repair::{self, TailFix};
 

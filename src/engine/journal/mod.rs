@@ -43,6 +43,9 @@
 //!   (inspect's history, verify's findings) are built while streaming
 //!   rather than from a second read. All of the journal's threading is
 //!   there. Memory follows the number of ids, not the file's size.
+//! - `reclaim`: upstream's `recover_expired` selection and order of the
+//!   leases to reclaim ([`reclaims`], [`Reclaim`]), and the payload facts a
+//!   plan lists ([`payload_facts`]).
 //! - `salvage`: records hidden in lines upstream ignores (glued, behind a
 //!   byte order mark, before a zero fill), found ([`hidden_records`]),
 //!   counted ([`HiddenCount`]) and replayed as a repair would restore them
@@ -57,6 +60,7 @@ mod id;
 mod idset;
 mod lines;
 mod model;
+mod reclaim;
 mod replay;
 mod resume;
 mod salvage;
@@ -72,6 +76,7 @@ pub use model::{
     Active, Classified, Clock, ClockMarker, Completion, CorruptReason, Effect, Field, IgnoreReason,
     Lease, LeaseRejection, Lenient, LineKind, Op, Payload, Record,
 };
+pub use reclaim::{Reclaim, payload_facts, reclaims};
 pub use replay::{Replay, state_digest};
 pub use resume::{WorkItem, rebuild};
 pub use salvage::{
