@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use super::{Styles, age, count, plural, printable, table};
-use crate::engine::journal::{Clock, Hidden, Reclaim, SalvageAction, TailState};
+use crate::engine::journal::{Clock, Hidden, Reclaim, SalvageAction, TailState, short_id};
 use crate::operations::compact::Measured;
 use crate::operations::migrate::{Migration, SnapshotPlan};
 use crate::operations::plan::{Mode, Outcome, Report, StateView};
@@ -101,7 +101,7 @@ fn reclaim_table(out: &mut dyn Write, reclaims: &[Reclaim], s: &Styles) -> io::R
 
 fn lease_cells(r: &Reclaim, s: &Styles) -> Vec<String> {
     vec![
-        r.id.to_hex()[..12].to_string(),
+        r.id.short(),
         r.worker.to_string(),
         match r.clock {
             Clock::Unix => "unix".to_string(),
@@ -170,21 +170,21 @@ fn repair_body(out: &mut dyn Write, p: &repair::Plan, kept: &str, s: &Styles) ->
             "  salvage     line {}: {} {} {hidden}: {action}",
             g.line,
             g.op,
-            &g.id.to_hex()[..12],
+            g.id.short(),
         )?;
     }
     for id in &p.brought_back {
         writeln!(
             out,
             "  brings back {}: active again, resume requeues its work",
-            &id.to_hex()[..12]
+            id.short()
         )?;
     }
     for id in &p.completed_by_salvage {
         writeln!(
             out,
             "  completes   {}: a salvaged done says its work was finished; resume does not requeue it",
-            &id.to_hex()[..12]
+            id.short()
         )?;
     }
     writeln!(out, "  reclaims    none (repair never reclaims a lease)")?;
@@ -278,10 +278,9 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                     let name = std::path::Path::new(file)
                         .file_name()
                         .map_or(file.clone(), |n| n.to_string_lossy().into_owned());
-                    fate.push_str(&s.warn(&format!(
-                        "; queued twice (also {} in {name})",
-                        &id.to_hex()[..12]
-                    )));
+                    fate.push_str(
+                        &s.warn(&format!("; queued twice (also {} in {name})", id.short())),
+                    );
                 }
                 cells.push(fate);
                 t.add_row(cells);
@@ -301,7 +300,7 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
         }
         let first = &p.first_append;
         let what = match first.id {
-            Some(id) => format!("the reclaim of {}", &id.to_hex()[..12]),
+            Some(id) => format!("the reclaim of {}", id.short()),
             None => "the first dispatch's lease".to_string(),
         };
         if first.glues {
@@ -434,7 +433,7 @@ fn snapshot_body(out: &mut dyn Write, p: &SnapshotPlan) -> io::Result<()> {
         writeln!(
             out,
             "  zeroes      {} {} (was {})",
-            &z.task_id[..12],
+            short_id(&z.task_id),
             z.field,
             z.before
         )?;

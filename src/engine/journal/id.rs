@@ -67,6 +67,23 @@ impl WorkId {
     pub fn has_prefix(&self, prefix: &str) -> bool {
         self.hex_bytes().starts_with(prefix.as_bytes())
     }
+
+    /// The first 12 hex characters: what tables and messages show of an
+    /// id ([`short_id`] for an id given as text).
+    pub fn short(&self) -> String {
+        String::from_utf8_lossy(&self.hex_bytes()[..SHORT_ID]).into_owned()
+    }
+}
+
+/// How many characters of an id tables and messages show.
+const SHORT_ID: usize = 12;
+
+/// The first 12 characters of an id given as text (a snapshot's `task_id`,
+/// an id in a report): what tables and messages show, as
+/// [`WorkId::short`] does. The id must be at least that long, as every
+/// one of the 64 characters is; a shorter one panics.
+pub fn short_id(id: &str) -> &str {
+    &id[..SHORT_ID]
 }
 
 impl WorkId {
@@ -360,6 +377,13 @@ mod tests {
         let mut by_bytes = ids;
         by_bytes.sort_unstable_by_key(|a| a.0);
         assert!(by_words == by_bytes);
+    }
+
+    #[test]
+    fn an_id_is_shown_short_by_its_first_twelve_characters() {
+        let id = WorkId::of_canonical(b"{}");
+        assert_eq!(id.short(), id.to_hex()[..12]);
+        assert_eq!(short_id(&id.to_hex()), id.short());
     }
 
     #[test]

@@ -69,7 +69,7 @@ mod scan;
 pub use classify::{classify, payload_member, payload_members};
 #[cfg(any(test, feature = "test-hooks"))]
 pub use classify::{classify_fast, classify_general};
-pub use id::{VerifiedId, WorkId};
+pub use id::{VerifiedId, WorkId, short_id};
 pub use idset::{ActiveLeases, Completed};
 pub use lines::{Block, BlockReader, LineReader, RawLine, Span, Terminator};
 pub use model::{

@@ -389,11 +389,7 @@ fn describe_hidden(message: &str, hidden: &[journal::HiddenRecord]) -> String {
                 Hidden::MissingNewline => "complete but for its newline",
                 Hidden::Appended => "appended onto the record before it",
             };
-            format!(
-                "{} {} ({how})",
-                h.record.op.name(),
-                &h.record.id.to_hex()[..12]
-            )
+            format!("{} {} ({how})", h.record.op.name(), h.record.id.short())
         })
         .collect();
     let what = if hidden.len() == 1 {
@@ -591,7 +587,7 @@ pub fn resume(
                 f.add(settings, Code::RequeuedTwice, file, at, || {
                     format!(
                         "resume rebuilds it into the same work item as {} in {other}: the work is queued twice",
-                        &id.to_hex()[..12]
+                        id.short()
                     )
                 });
             }
