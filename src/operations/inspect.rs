@@ -13,8 +13,7 @@ use serde_json::value::RawValue;
 
 use crate::engine::journal::Positional;
 use crate::engine::journal::{
-    self, Clock, ClockMarker, Completed, IgnoreReason, LineEvent, LineKind, Observer, Op, Record,
-    Summary, WorkId,
+    self, Clock, ClockMarker, Completed, LineEvent, LineKind, Observer, Op, Record, Summary, WorkId,
 };
 use crate::engine::json::{self, PyInt};
 use crate::engine::snapshot::{self, RestoreChanges, TaskLease};
@@ -568,14 +567,4 @@ pub fn snapshot(bytes: &[u8], path: &str) -> SnapshotReport {
         changes: snap.changes,
         restored,
     }
-}
-
-/// Names of the ignore reasons that count as "upstream ignores this line".
-pub fn ignored_total(summary: &Summary) -> u64 {
-    summary
-        .ignored
-        .iter()
-        .filter(|(r, _)| !matches!(r, IgnoreReason::Blank))
-        .map(|(_, n)| n)
-        .sum()
 }

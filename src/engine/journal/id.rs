@@ -9,8 +9,6 @@ use std::fmt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::engine::json::{Value, py_str_is_work_id};
-
 /// A work id: the SHA-256 of a canonical payload, written as 64 lowercase
 /// hex characters. Byte order equals the order of the hex strings.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,11 +49,6 @@ impl WorkId {
     /// The id of a canonical payload encoding.
     pub fn of_canonical(bytes: &[u8]) -> WorkId {
         WorkId(Sha256::digest(bytes).into())
-    }
-
-    /// Parses 64 lowercase hex characters.
-    pub fn parse_hex(text: &str) -> Option<WorkId> {
-        py_str_is_work_id(&Value::Str(text.into())).map(WorkId)
     }
 
     /// The 64-character hex form.

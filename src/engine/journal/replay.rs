@@ -200,7 +200,9 @@ impl Replay {
         v
     }
 
-    /// Completed ids in id order.
+    /// Completed ids in id order (for tests: everything else streams them,
+    /// [`Completed::sorted`], rather than hold a sorted copy).
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn completed_sorted(&self) -> Vec<WorkId> {
         self.completed.sorted().collect()
     }
