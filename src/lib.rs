@@ -11,8 +11,10 @@
 //! - `engine`: the layer.
 //! - `engine::json`: Python-compatible JSON, its submodules
 //!   `engine::json::value` (the value model), `engine::json::parse`
-//!   (CPython's verdicts), `engine::json::encode` (the canonical encoder)
-//!   and `engine::json::python` (int/float/str/truthiness coercions).
+//!   (CPython's verdicts), `engine::json::encode` (the canonical encoder),
+//!   `engine::json::python` (int/float/str/truthiness coercions) and
+//!   `engine::json::first_line` (a file's first line, for the formats'
+//!   sniffers).
 //! - `engine::journal`: the JSONL lease journal: `engine::journal::lines`
 //!   (lines as Python's universal newlines split them),
 //!   `engine::journal::model` (records, ops, clocks, why a line is
@@ -31,9 +33,11 @@
 //!   the totals), `engine::journal::salvage` (records hidden in lines
 //!   upstream ignores, and what a repair brings back),
 //!   `engine::journal::resume` (upstream's rebuild of a lease
-//!   payload into a work item), `engine::journal::encode` (records as
+//!   payload into a work item), `engine::journal::sniff` (the journals'
+//!   names and first lines), `engine::journal::encode` (records as
 //!   upstream writes them).
-//! - `engine::snapshot`: `.state_tasks.json` and upstream's restore rules.
+//! - `engine::snapshot`: `.state_tasks.json` and upstream's restore rules;
+//!   `engine::snapshot::sniff` (its name and first line).
 //!
 //! **Operations** — one module per command, input → report + exit status;
 //! they never print.

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::engine::journal::{Observer, Positional, Scan};
+use crate::engine::journal::{DEFERRED, Observer, Positional, Scan, WORK_LEASES};
+use crate::engine::snapshot::STATE_TASKS;
 use crate::operations::exit::Exit;
 use crate::operations::progress::Progress;
 use crate::operations::statedir::{self, Kind, ProcLocks, StateDir};
@@ -91,9 +92,7 @@ pub fn target(
                 path,
                 format!(
                     "contains none of {}, {}, {}: not a SymCC state directory",
-                    statedir::WORK_LEASES,
-                    statedir::DEFERRED,
-                    statedir::STATE_TASKS
+                    WORK_LEASES, DEFERRED, STATE_TASKS
                 ),
             ));
         }

@@ -373,9 +373,9 @@ fn inspect(
         Target::Directory(dir) => {
             let files = inspect_directory(&dir, options, now, progress)?;
             let missing = [
-                statedir::DEFERRED,
-                statedir::WORK_LEASES,
-                statedir::STATE_TASKS,
+                journal::DEFERRED,
+                journal::WORK_LEASES,
+                snapshot::STATE_TASKS,
             ]
             .into_iter()
             .filter(|name| !dir.files.iter().any(|(p, _)| p.ends_with(name)))

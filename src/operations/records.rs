@@ -375,7 +375,7 @@ fn stream_file(
     end_state: BTreeMap<u64, Vec<Code>>,
 ) -> Result<(), Failure> {
     let shown = path.display().to_string();
-    let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
+    let deferred = path.file_name().is_some_and(|n| n == journal::DEFERRED);
     let len = input::size(path, &file)?;
     let meter = progress.meter(path, len);
     let (hand_over, taken) = mpsc::sync_channel::<Vec<Row>>(IN_HAND);

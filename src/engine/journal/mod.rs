@@ -52,6 +52,9 @@
 //!   ([`Salvager`]).
 //! - `resume`: upstream's rebuild of a lease payload into the work item
 //!   resume requeues ([`WorkItem`], [`rebuild`]).
+//! - `sniff`: the journals' file names ([`WORK_LEASES`], [`DEFERRED`],
+//!   [`owns_name`]) and what a journal's first line looks like
+//!   ([`owns_start`]).
 //! - [`encode`]: records written as upstream writes them.
 
 mod classify;
@@ -65,6 +68,7 @@ mod replay;
 mod resume;
 mod salvage;
 mod scan;
+mod sniff;
 
 pub use classify::{classify, payload_member, payload_members};
 #[cfg(any(test, feature = "test-hooks"))]
@@ -86,3 +90,4 @@ pub use scan::{
     ClockCounts, LineEvent, Observer, OpCounts, Positional, Scan, ScanOptions, Source, Summary,
     Tail, TailState, scan, scan_into, scan_with,
 };
+pub use sniff::{DEFERRED, NAMES, WORK_LEASES, owns_name, owns_start};

@@ -26,7 +26,7 @@ pub use report::{
     next_steps,
 };
 
-use crate::engine::journal::Positional;
+use crate::engine::journal::{DEFERRED, Positional, WORK_LEASES};
 use crate::operations::exit::Exit;
 use crate::operations::input::{self, InputError, Target};
 use crate::operations::progress::Progress;
@@ -149,7 +149,7 @@ fn verify_file(
         |e: &std::io::Error| InputError::new(path, format!("read error: {}", in_words(e)));
     match kind {
         Kind::Journal => {
-            let deferred = path.file_name().is_some_and(|n| n == statedir::DEFERRED);
+            let deferred = path.file_name().is_some_and(|n| n == DEFERRED);
             let len = input::size(path, &file)?;
             let meter = progress.meter(path, len);
             let advance = |n| meter.advance(n);
@@ -304,10 +304,7 @@ fn verify_target(
             })
         }
         Target::Directory(dir) => {
-            let has_work = dir
-                .files
-                .iter()
-                .any(|(p, _)| p.ends_with(statedir::WORK_LEASES));
+            let has_work = dir.files.iter().any(|(p, _)| p.ends_with(WORK_LEASES));
             let mut findings = directory(
                 &shown,
                 has_work,
