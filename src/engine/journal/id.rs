@@ -190,6 +190,15 @@ impl VerifiedId {
     }
 }
 
+/// The id of a payload made from `n`, verified: for the tests of the sets
+/// that take only verified ids.
+#[cfg(test)]
+pub(super) fn verified_for_test(n: u64) -> VerifiedId {
+    let payload = format!(r#"{{"n":{n}}}"#);
+    let id = WorkId::of_canonical(payload.as_bytes());
+    VerifiedId::check(id, payload.as_bytes()).unwrap()
+}
+
 /// A verified id is looked up as the plain id it is (their hashes agree:
 /// both hash the same 32 bytes).
 impl Borrow<WorkId> for VerifiedId {

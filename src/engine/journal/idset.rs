@@ -566,6 +566,7 @@ impl IntoIterator for ActiveLeases {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::journal::id::verified_for_test as verified;
 
     /// A completion at the start of the file, for tests that need only ids.
     const NO_SITE: Completion = Completion {
@@ -574,14 +575,6 @@ mod tests {
         lease_verbatim: false,
         done_verbatim: false,
     };
-
-    /// The id of a payload made from `n`, verified (the only ids the sets
-    /// take).
-    fn verified(n: u64) -> VerifiedId {
-        let payload = format!(r#"{{"n":{n}}}"#);
-        let id = WorkId::of_canonical(payload.as_bytes());
-        VerifiedId::check(id, payload.as_bytes()).unwrap()
-    }
 
     #[test]
     fn completed_ids_come_out_sorted() {

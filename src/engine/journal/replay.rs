@@ -272,25 +272,9 @@ impl StateHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::journal::id::VerifiedId;
+    use crate::engine::journal::id::verified_for_test as verified;
     use crate::engine::journal::model::Clock;
     use crate::engine::json::PyInt;
-
-    /// A completion at the start of the file, for tests that need only ids.
-    const NO_SITE: Completion = Completion {
-        lease_offset: 0,
-        done_offset: 0,
-        lease_verbatim: false,
-        done_verbatim: false,
-    };
-
-    /// The id of a payload made from `n`, verified (the only ids the sets
-    /// take).
-    fn verified(n: u64) -> VerifiedId {
-        let payload = format!(r#"{{"n":{n}}}"#);
-        let id = WorkId::of_canonical(payload.as_bytes());
-        VerifiedId::check(id, payload.as_bytes()).unwrap()
-    }
 
     /// Replays `lines` as one block of a scan and settles it.
     fn replay_block(replay: &mut Replay, lines: &[Vec<u8>]) {
@@ -348,7 +332,12 @@ mod tests {
     #[test]
     fn the_digest_hashes_the_completed_ids_in_order() {
         let mut r = Replay::default();
-        let site = NO_SITE;
+        let site = Completion {
+            lease_offset: 0,
+            done_offset: 0,
+            lease_verbatim: false,
+            done_verbatim: false,
+        };
         for n in 0..256 {
             r.completed.insert(verified(n), &site);
         }

@@ -25,13 +25,7 @@ pub fn owns_name(name: &str) -> bool {
 /// journal), an object with an `op` or an `id` member, or a line that does
 /// not parse but holds `"op"`.
 pub fn owns_start(first: &FirstLine) -> bool {
-    match first {
-        FirstLine::Blank => true,
-        FirstLine::Parsed(value) => value
-            .as_object()
-            .is_some_and(|o| o.get("op").is_some() || o.get("id").is_some()),
-        FirstLine::Unparsed(text) => text.contains("\"op\""),
-    }
+    *first == FirstLine::Blank || first.has_member(&["op", "id"]) || first.mentions(&["op"])
 }
 
 #[cfg(test)]

@@ -19,6 +19,25 @@ pub enum FirstLine {
     Unparsed(String),
 }
 
+impl FirstLine {
+    /// Whether the line parsed to an object with any of these members.
+    pub fn has_member(&self, names: &[&str]) -> bool {
+        match self {
+            FirstLine::Parsed(Value::Object(o)) => names.iter().any(|n| o.get(n).is_some()),
+            _ => false,
+        }
+    }
+
+    /// Whether the line did not parse and its text holds any of these
+    /// names as a JSON string (`"name"`).
+    pub fn mentions(&self, names: &[&str]) -> bool {
+        match self {
+            FirstLine::Unparsed(text) => names.iter().any(|n| text.contains(&format!("\"{n}\""))),
+            _ => false,
+        }
+    }
+}
+
 /// The first line of `prefix` (lines end at `\n` or `\r`) that holds more
 /// than ASCII white space, parsed.
 pub fn first_line(prefix: &[u8]) -> FirstLine {
@@ -54,5 +73,10 @@ mod tests {
         );
         // NaN parses as a snapshot's json.load parses it.
         assert!(matches!(first_line(b"[NaN]\n"), FirstLine::Parsed(_)));
+        let object = first_line(b"{\"a\":1}");
+        assert!(object.has_member(&["b", "a"]) && !object.mentions(&["a"]));
+        let torn = first_line(b"{\"a\":1");
+        assert!(torn.mentions(&["b", "a"]) && !torn.has_member(&["a"]));
+        assert!(!torn.mentions(&["1"]), "only a name in quotes counts");
     }
 }

@@ -22,8 +22,8 @@ const KEYS: [&str; 6] = [
     "steal_window",
 ];
 
-/// What a first line that does not parse must hold to be a snapshot's.
-const TORN_KEYS: [&str; 3] = ["\"task_id\"", "\"stats\"", "\"shard_count\""];
+/// What a first line that does not parse must name to be a snapshot's.
+const TORN_KEYS: [&str; 3] = ["task_id", "stats", "shard_count"];
 
 /// Whether a file of this name is a snapshot: one of [`NAMES`], or any
 /// `*.json`.
@@ -35,13 +35,7 @@ pub fn owns_name(name: &str) -> bool {
 /// coordinator key, or a line that does not parse but names one of the
 /// keys a snapshot's first line holds.
 pub fn owns_start(first: &FirstLine) -> bool {
-    match first {
-        FirstLine::Blank => false,
-        FirstLine::Parsed(value) => value
-            .as_object()
-            .is_some_and(|o| KEYS.iter().any(|k| o.get(k).is_some())),
-        FirstLine::Unparsed(text) => TORN_KEYS.iter().any(|k| text.contains(k)),
-    }
+    first.has_member(&KEYS) || first.mentions(&TORN_KEYS)
 }
 
 #[cfg(test)]
