@@ -99,7 +99,7 @@ pub fn check_canonical(data: &[u8]) {
             };
             let continuation = matches!(obj.get("continuation"), Some(v) if *v != Value::Null);
             assert_eq!(
-                crate::operations::plan::payload_facts(&bytes),
+                crate::engine::journal::payload_facts(&bytes),
                 (path, continuation),
                 "payload facts of {encoded}"
             );

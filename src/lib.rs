@@ -13,8 +13,10 @@
 //! - `engine`: the layer.
 //! - `engine::json`: Python-compatible JSON, its submodules
 //!   `engine::json::value` (the value model), `engine::json::parse`
-//!   (CPython's verdicts), `engine::json::encode` (the canonical encoder)
-//!   and `engine::json::python` (int/float/str/truthiness coercions).
+//!   (CPython's verdicts), `engine::json::encode` (the canonical encoder),
+//!   `engine::json::python` (int/float/str/truthiness coercions) and
+//!   `engine::json::first_line` (a file's first line, for the formats'
+//!   sniffers).
 //! - `engine::journal`: the JSONL lease journal: `engine::journal::lines`
 //!   (lines as Python's universal newlines split them),
 //!   `engine::journal::model` (records, ops, clocks, why a line is
@@ -22,16 +24,25 @@
 //!   `engine::journal::classify` (one line judged on its own, by two
 //!   siblings: `engine::journal::classify::fast`, the canonical fast path,
 //!   and `engine::journal::classify::general`, every other line),
-//!   `engine::journal::replay` (upstream's loader), `engine::journal::scan`
+//!   `engine::journal::replay` (upstream's loader, its rules),
+//!   `engine::journal::idset` (the id sets the replay keeps its state in),
+//!   `engine::journal::reclaim` (upstream's `recover_expired` selection and
+//!   order),
+//!   `engine::journal::scan`
 //!   (read once, classify in parallel, replay in order; the threading in
 //!   one place, on rayon: `engine::journal::scan::stream`,
 //!   `engine::journal::scan::positional`, and `engine::journal::scan::summary`,
-//!   the totals), `engine::journal::encode` (records as upstream writes
-//!   them), `engine::journal::compaction` (the compacted journal, planned
-//!   and written), `engine::journal::seal` (the end of a journal made safe
-//!   to append to) and `engine::journal::state` (a replay state as counts
-//!   and a digest).
-//! - `engine::snapshot`: `.state_tasks.json` and upstream's restore rules.
+//!   the totals), `engine::journal::salvage` (records hidden in lines
+//!   upstream ignores, and what a repair brings back),
+//!   `engine::journal::resume` (upstream's rebuild of a lease
+//!   payload into a work item), `engine::journal::sniff` (the journals'
+//!   names and first lines), `engine::journal::encode` (records as
+//!   upstream writes them), `engine::journal::compaction` (the compacted
+//!   journal, planned and written), `engine::journal::seal` (the end of a
+//!   journal made safe to append to) and `engine::journal::state` (a
+//!   replay state as counts and a digest).
+//! - `engine::snapshot`: `.state_tasks.json` and upstream's restore rules;
+//!   `engine::snapshot::sniff` (its name and first line).
 //!
 //! **Store** — the only code that touches a state directory's files.
 //! - `store`: the layer; `store::path` (a file's directory, paths quoted
@@ -69,11 +80,20 @@
 //!   of one JSON object per line; `operations::workers`: `inspect
 //!   --workers`, one row per worker rank; `operations::timeline`:
 //!   `inspect --timeline`, completions per time bucket.
-//! - What the commands share: `operations::plan` (the writing commands'
-//!   report, upstream's reclaim order), `operations::numbers` (counts and
-//!   durations in words), `operations::schema` (each JSON report's
-//!   contract version), `operations::exit` (the exit statuses, in one
-//!   enum).
+//! - `operations::report`: what the writing commands' plans share (states
+//!   before and after, the tail fix, outcomes and reports).
+//! - `operations::transaction`: plan → lock → backup → publish → re-read,
+//!   for every writing command.
+//! - `operations::durable`: the only code that writes user files.
+//! - `operations::failpoint`: the crash tests' failpoints, empty without
+//!   the `test-hooks` feature.
+//! - `operations::input`: what a path names, opened read-only;
+//!   `operations::statedir`: a state directory's files and the master's
+//!   lock as `/proc/locks` shows it; `operations::error`: `InputError`.
+//! - `operations::progress`: how an operation reports reading progress.
+//! - `operations::words`: errors, counts, durations and paths in words.
+//! - `operations::schema`: each JSON report's contract version.
+//! - `operations::exit`: the exit statuses, in one enum.
 //!
 //! **Face** — draws reports and parses the command line.
 //! - `render`: tables, colour and JSON, report in, bytes out:

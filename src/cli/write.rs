@@ -10,7 +10,7 @@ use super::Finished;
 use super::output::{KindArg, OutputArgs};
 use crate::operations::exit::Exit;
 use crate::operations::numbers::duration;
-use crate::operations::plan::Report;
+use crate::operations::report::Report;
 use crate::render::Styles;
 use crate::store::session::{FailedAfterChanges, Notes, WriteOptions};
 

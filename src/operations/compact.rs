@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::PoisonError;
 
 use crate::engine::journal::BlockReader;
+use crate::engine::journal::HiddenCount;
 use crate::engine::journal::compaction::{Measured, scan_observed, write_kept, write_leases};
 use crate::operations::exit::Exit;
-use crate::operations::plan::{Command, Report, refuse_hidden};
-use crate::operations::repair::HiddenCount;
+use crate::operations::report::{Command, Report, refuse_hidden};
 use crate::store::durable::{self, Publish};
 use crate::store::failpoint;
 use crate::store::format::Kind;

@@ -16,12 +16,11 @@ use serde_json::{Value as Json, json};
 use crate::engine::journal::Clock;
 use crate::engine::journal::StateView;
 use crate::engine::journal::{
-    self, Active, LineEvent, LineKind, LineReader, Observer, Op, Replay, WorkId,
+    self, Active, LineEvent, LineKind, LineReader, Observer, Replay, WorkId,
 };
 use crate::engine::json::PyInt;
 use crate::engine::snapshot::{self, Restored, TaskLease, TaskStats};
 use crate::operations::exit::Exit;
-use crate::operations::inspect::describe_effect;
 use crate::operations::schema;
 use crate::store::error::InputError;
 use crate::store::error::in_words;
@@ -601,9 +600,11 @@ impl Observer for FromOffset {
 
 fn record_at(event: &LineEvent<'_>) -> RecordAt {
     let (op, id, effect) = match (&event.classified.kind, event.effect) {
-        (LineKind::Record(r), Some(effect)) => {
-            (op_name(&r.op), Some(r.id.to_hex()), describe_effect(effect))
-        }
+        (LineKind::Record(r), Some(effect)) => (
+            r.op.name().to_string(),
+            Some(r.id.to_hex()),
+            effect.describe(),
+        ),
         (
             LineKind::Corrupt {
                 glued: Some((_, r)),
@@ -611,14 +612,16 @@ fn record_at(event: &LineEvent<'_>) -> RecordAt {
             },
             _,
         ) => (
-            op_name(&r.op),
+            r.op.name().to_string(),
             Some(r.id.to_hex()),
             "lost: glued onto a torn fragment, upstream ignores the line".into(),
         ),
         (kind, _) => (
             "ignored".into(),
             None,
-            crate::operations::inspect::describe_ignored(event.classified)
+            event
+                .classified
+                .describe_ignored()
                 .unwrap_or_else(|| format!("{kind:?}")),
         ),
     };
@@ -628,15 +631,6 @@ fn record_at(event: &LineEvent<'_>) -> RecordAt {
         op,
         id,
         effect,
-    }
-}
-
-fn op_name(op: &Op) -> String {
-    match op {
-        Op::Lease(_) => "lease".into(),
-        Op::Done => "done".into(),
-        Op::Reclaim => "reclaim".into(),
-        Op::Unknown(op) => op.clone(),
     }
 }
 

@@ -13,8 +13,7 @@ use serde_json::value::RawValue;
 
 use crate::engine::journal::Positional;
 use crate::engine::journal::{
-    self, Classified, Clock, ClockMarker, Completed, Effect, IgnoreReason, LineEvent, LineKind,
-    Observer, Op, Record, Summary, WorkId,
+    self, Clock, ClockMarker, Completed, LineEvent, LineKind, Observer, Op, Record, Summary, WorkId,
 };
 use crate::engine::json::{self, PyInt};
 use crate::engine::snapshot::{self, RestoreChanges, TaskLease};
@@ -251,9 +250,7 @@ impl Observer for History {
     fn line(&mut self, event: &LineEvent<'_>) {
         match (&event.classified.kind, event.effect) {
             (LineKind::Record(record), Some(effect)) => {
-                self.push(record, event.number, event.offset, || {
-                    describe_effect(effect)
-                });
+                self.push(record, event.number, event.offset, || effect.describe());
             }
             (
                 LineKind::Corrupt {
@@ -448,45 +445,9 @@ fn inspect_directory(
         .collect()
 }
 
-/// What a replay effect means, in words.
-pub fn describe_effect(effect: &Effect) -> String {
-    match effect {
-        Effect::Activated => "activated".into(),
-        Effect::Reactivated => "activated again after completion (the work runs twice)".into(),
-        Effect::TookOver { previous_worker } => {
-            format!("took over from worker {previous_worker} without a reclaim")
-        }
-        Effect::Completed { worker } => format!("completed (worker {worker})"),
-        Effect::DoneIgnored {
-            already_completed: true,
-        } => "ignored: already completed".into(),
-        Effect::DoneIgnored {
-            already_completed: false,
-        } => "ignored: not active".into(),
-        Effect::Reclaimed { worker } => format!("reclaimed from worker {worker}"),
-        Effect::ReclaimIgnored => "ignored: not active".into(),
-        Effect::LeaseIgnored { reason } => format!("ignored: {reason}"),
-        Effect::UnknownOp { op } => format!("ignored: unknown op {op:?}"),
-    }
-}
-
-/// The reason a classified line is ignored, in words (for reports).
-pub fn describe_ignored(classified: &Classified) -> Option<String> {
-    match &classified.kind {
-        LineKind::Blank => Some("blank line".into()),
-        LineKind::Corrupt { reason, glued } => Some(match glued {
-            Some((at, _)) => format!("a complete record glued at byte {at} onto a torn fragment"),
-            None => reason.to_string(),
-        }),
-        LineKind::NotAnObject => Some("not a JSON object".into()),
-        LineKind::BadId => Some("id missing or not 64 lowercase hex".into()),
-        LineKind::Record(_) => None,
-    }
-}
-
 /// The payload's `path` member, when it is a string.
 fn payload_path(payload: &[u8]) -> Option<String> {
-    crate::operations::plan::payload_facts(payload).0
+    journal::payload_facts(payload).0
 }
 
 /// The completed ids of a report, listed in order as they are serialised,
@@ -610,14 +571,4 @@ pub fn snapshot(bytes: &[u8], path: &str) -> SnapshotReport {
         changes: snap.changes,
         restored,
     }
-}
-
-/// Names of the ignore reasons that count as "upstream ignores this line".
-pub fn ignored_total(summary: &Summary) -> u64 {
-    summary
-        .ignored
-        .iter()
-        .filter(|(r, _)| !matches!(r, IgnoreReason::Blank))
-        .map(|(_, n)| n)
-        .sum()
 }

@@ -15,11 +15,12 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::engine::journal::Clock;
+use crate::engine::journal::HiddenCount;
 use crate::engine::journal::compaction::{self, Measured};
+use crate::engine::journal::{Reclaim, reclaims};
 use crate::engine::snapshot::{self, Dropped, Zeroed};
 use crate::operations::exit::Exit;
-use crate::operations::plan::{Command, Reclaim, Report, reclaims, refuse_hidden};
-use crate::operations::repair::HiddenCount;
+use crate::operations::report::{Command, Report, refuse_hidden};
 use crate::store::durable::{self, Publish};
 use crate::store::error::in_words;
 use crate::store::failpoint;

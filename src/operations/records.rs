@@ -77,26 +77,21 @@ pub struct Row {
     pub findings: Vec<Code>,
 }
 
-/// A record's op.
+/// A record's op ([`Op::name`]), kept beyond the line's life.
 #[derive(Clone, Debug)]
 pub enum OpName {
-    /// `lease`
-    Lease,
-    /// `done`
-    Done,
-    /// `reclaim`
-    Reclaim,
+    /// `lease`, `done` or `reclaim`.
+    Known(&'static str),
     /// Anything else.
     Other(String),
 }
 
 impl OpName {
-    fn as_str(&self) -> &str {
-        match self {
-            OpName::Lease => "lease",
-            OpName::Done => "done",
-            OpName::Reclaim => "reclaim",
-            OpName::Other(op) => op,
+    /// The name of `op`; only another op than upstream's three is copied.
+    fn of(op: &Op) -> OpName {
+        match op.known_name() {
+            Some(name) => OpName::Known(name),
+            None => OpName::Other(op.name().to_string()),
         }
     }
 }
@@ -137,18 +132,11 @@ impl Row {
         };
         match &event.classified.kind {
             LineKind::Record(record) => {
-                row.op = Some(match &record.op {
-                    Op::Lease(lease) => {
-                        if let Ok(lease) = lease {
-                            row.worker = Some(lease.worker.clone());
-                            row.attempts = Some(lease.attempts.clone());
-                        }
-                        OpName::Lease
-                    }
-                    Op::Done => OpName::Done,
-                    Op::Reclaim => OpName::Reclaim,
-                    Op::Unknown(op) => OpName::Other(op.clone()),
-                });
+                row.op = Some(OpName::of(&record.op));
+                if let Op::Lease(Ok(lease)) = &record.op {
+                    row.worker = Some(lease.worker.clone());
+                    row.attempts = Some(lease.attempts.clone());
+                }
                 row.id = Some(record.id);
                 row.time = record.time;
                 row.clock = Some(record.marker);
@@ -193,7 +181,7 @@ impl Row {
         match &self.op {
             None => out.extend_from_slice(b"null"),
             Some(OpName::Other(op)) => string(op, out),
-            Some(op) => quoted(op.as_str(), out),
+            Some(OpName::Known(op)) => quoted(op, out),
         }
         out.extend_from_slice(b",\"id\":");
         id(self.id.as_ref(), out);

@@ -22,12 +22,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::engine::journal::StateView;
-use crate::engine::journal::{
-    self, CorruptReason, LineEvent, LineKind, LineReader, Observer, Op, Record, Replay, Scan,
-    TailFix, Terminator, WorkId,
-};
+use crate::engine::journal::{self, Salvage, Salvager, Scan, TailFix, WorkId, write_repaired};
 use crate::operations::exit::Exit;
-use crate::operations::plan::{Command, Report};
+use crate::operations::report::{Command, Report};
 use crate::store::durable::{self, Publish};
 use crate::store::failpoint;
 use crate::store::format::Kind;
@@ -35,315 +32,6 @@ use crate::store::progress::Progress;
 use crate::store::session::{
     self, Opened, Outcome, Publication, Session, Tell, WriteOptions, check_replay,
 };
-
-/// Why a line's record was invisible to upstream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Hidden {
-    /// Glued onto a torn fragment.
-    Glued,
-    /// Behind a UTF-8 byte order mark on the first line.
-    Bom,
-    /// Followed by the NUL bytes a power loss left at the end of the file.
-    ZeroFill,
-    /// Complete, but its newline is missing and the next record was
-    /// appended onto it.
-    MissingNewline,
-    /// Appended onto such a record.
-    Appended,
-}
-
-/// What a salvage does with the record it finds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SalvageAction {
-    /// The record goes onto a line of its own and counts again.
-    Restored,
-    /// The line is left out: its record is a `reclaim` of a lease that is
-    /// active at that point, and applying it would take the work away from
-    /// resume.
-    LeftOut,
-}
-
-/// A record found inside a line upstream ignores.
-#[derive(Clone, Debug, Serialize)]
-pub struct Salvage {
-    /// Its line.
-    pub line: u64,
-    /// The line's byte offset.
-    pub offset: u64,
-    /// What hid it.
-    pub hidden: Hidden,
-    /// Bytes in front of the record (the torn fragment or the BOM): dropped.
-    pub fragment_bytes: usize,
-    /// Bytes after the record (the zero fill): dropped.
-    pub trailing_bytes: usize,
-    /// The record's id.
-    pub id: WorkId,
-    /// The record's op.
-    pub op: String,
-    /// What the repair does with it.
-    pub action: SalvageAction,
-}
-
-/// Replays the file as it will be once repaired, collecting what is
-/// salvaged.
-pub struct Salvager {
-    replay: Replay,
-    salvaged: Vec<Salvage>,
-}
-
-impl Salvager {
-    /// A salvager with an empty replay.
-    pub fn new() -> Salvager {
-        Salvager {
-            replay: Replay::default(),
-            salvaged: Vec::new(),
-        }
-    }
-
-    fn salvage(
-        &mut self,
-        event: &LineEvent<'_>,
-        (at, end): (usize, usize),
-        record: &Record,
-        hidden: Hidden,
-    ) {
-        let takes_a_lease_away =
-            record.op == Op::Reclaim && self.replay.active.contains_key(&record.id);
-        let action = if takes_a_lease_away {
-            SalvageAction::LeftOut
-        } else {
-            self.replay.apply(
-                record,
-                event.content.get(at..end).unwrap_or_default(),
-                event.number,
-                event.offset + at as u64,
-            );
-            SalvageAction::Restored
-        };
-        self.salvaged.push(Salvage {
-            line: event.number,
-            offset: event.offset,
-            hidden,
-            fragment_bytes: at,
-            trailing_bytes: event.content.len() - end,
-            id: record.id,
-            op: op_name(&record.op).to_string(),
-            action,
-        });
-    }
-}
-
-impl Default for Salvager {
-    fn default() -> Self {
-        Salvager::new()
-    }
-}
-
-/// The op's name as the record spells it.
-pub fn op_name(op: &Op) -> &str {
-    match op {
-        Op::Lease(_) => "lease",
-        Op::Done => "done",
-        Op::Reclaim => "reclaim",
-        Op::Unknown(op) => op,
-    }
-}
-
-const BOM: &[u8] = b"\xef\xbb\xbf";
-
-/// At most this many records are split out of one line: bounds the work
-/// on hostile lines (each split classifies the rest of the line again).
-const MAX_RECORDS_PER_LINE: usize = 64;
-
-/// A record hidden inside a line upstream ignores: its span in the line,
-/// the record, and what hid it.
-pub struct HiddenRecord {
-    /// Where the record starts in the line.
-    pub start: usize,
-    /// Where it ends.
-    pub end: usize,
-    /// The record.
-    pub record: Record,
-    /// What hid it.
-    pub hidden: Hidden,
-}
-
-/// The records hidden in a line upstream ignores, in order: records glued
-/// one after another (a complete record whose newline is missing, with the
-/// next one appended onto it; or a torn fragment, then a record), a record
-/// behind byte order marks on the first line, a record followed by the
-/// NULs a power loss left at the end of the file. Empty for any other line.
-pub fn hidden_records(
-    content: &[u8],
-    kind: &LineKind,
-    first_line: bool,
-    last_unterminated: bool,
-) -> Vec<HiddenRecord> {
-    let LineKind::Corrupt { reason, .. } = kind else {
-        return Vec::new();
-    };
-    let mut start = 0;
-    if first_line && *reason == CorruptReason::Bom {
-        while content[start..].starts_with(BOM) {
-            start += BOM.len();
-        }
-    }
-    let mut end = content.len();
-    if last_unterminated {
-        end = content[start..]
-            .iter()
-            .rposition(|&b| b != 0)
-            .map_or(start, |i| start + i + 1);
-    }
-    let mut found = Vec::new();
-    records_in(content, start, end, &mut found);
-    // Name what hid each one.
-    let spans: Vec<(usize, usize)> = found.iter().map(|h| (h.start, h.end)).collect();
-    for (i, h) in found.iter_mut().enumerate() {
-        let followed = i + 1 < spans.len() || h.end < end;
-        let after_record = i > 0 && spans[i - 1].1 == h.start;
-        h.hidden = if followed && (h.start == start || after_record) {
-            Hidden::MissingNewline
-        } else if after_record {
-            Hidden::Appended
-        } else if h.start > start {
-            Hidden::Glued
-        } else if start > 0 {
-            Hidden::Bom
-        } else if end < content.len() {
-            Hidden::ZeroFill
-        } else {
-            Hidden::Glued
-        };
-    }
-    found
-}
-
-/// Collects the records of `content[start..end]` in order: the whole span
-/// as a record; a record at its start, then the rest; the rest of a
-/// record glued at its end, then that record. At most
-/// [`MAX_RECORDS_PER_LINE`].
-fn records_in(content: &[u8], start: usize, end: usize, found: &mut Vec<HiddenRecord>) {
-    if start >= end || found.len() >= MAX_RECORDS_PER_LINE {
-        return;
-    }
-    let text = &content[start..end];
-    let classified = journal::classify(text).kind;
-    if let LineKind::Record(record) = classified {
-        found.push(HiddenRecord {
-            start,
-            end,
-            record,
-            hidden: Hidden::Glued,
-        });
-        return;
-    }
-    // A complete record at the start whose newline is missing.
-    if let Some(len) = leading_object(text)
-        && let LineKind::Record(record) = journal::classify(&text[..len]).kind
-    {
-        found.push(HiddenRecord {
-            start,
-            end: start + len,
-            record,
-            hidden: Hidden::MissingNewline,
-        });
-        records_in(content, start + len, end, found);
-        return;
-    }
-    // A record glued at the end of a torn fragment (or of more records).
-    if let LineKind::Corrupt {
-        glued: Some((at, record)),
-        ..
-    } = classified
-    {
-        records_in(content, start, start + at, found);
-        if found.len() < MAX_RECORDS_PER_LINE {
-            found.push(HiddenRecord {
-                start: start + at,
-                end,
-                record: *record,
-                hidden: Hidden::Glued,
-            });
-        }
-    }
-}
-
-/// The length of the JSON object `text` starts with, found by matching
-/// braces outside strings; `None` when it does not start with one or the
-/// object does not close before the end.
-fn leading_object(text: &[u8]) -> Option<usize> {
-    if text.first() != Some(&b'{') {
-        return None;
-    }
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for (i, &b) in text.iter().enumerate() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return (i + 1 < text.len()).then_some(i + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-impl Observer for Salvager {
-    fn line(&mut self, event: &LineEvent<'_>) {
-        if let LineKind::Record(record) = &event.classified.kind {
-            self.replay
-                .apply(record, event.content, event.number, event.offset);
-            return;
-        }
-        let hidden = hidden_records(
-            event.content,
-            &event.classified.kind,
-            event.number == 1,
-            event.terminator == Terminator::None,
-        );
-        for h in hidden {
-            self.salvage(event, (h.start, h.end), &h.record, h.hidden);
-        }
-    }
-}
-
-/// Counts the lines that hide records [`repair`](self) would bring back,
-/// for the commands that would otherwise drop them.
-#[derive(Debug, Default)]
-pub struct HiddenCount {
-    /// Records hidden in lines upstream ignores.
-    pub records: usize,
-}
-
-impl Observer for HiddenCount {
-    fn line(&mut self, event: &LineEvent<'_>) {
-        if matches!(event.classified.kind, LineKind::Corrupt { .. }) {
-            self.records += hidden_records(
-                event.content,
-                &event.classified.kind,
-                event.number == 1,
-                event.terminator == Terminator::None,
-            )
-            .len();
-        }
-    }
-}
 
 /// A repair plan for one journal.
 #[derive(Clone, Debug, Serialize)]
@@ -403,7 +91,7 @@ pub fn scan(src: impl journal::Source) -> io::Result<(Scan, Salvager)> {
 /// Plans the repair of a scanned journal.
 pub fn plan(scan: &Scan, salvager: Salvager) -> Result<Plan, WouldLoseWork> {
     let tail = &scan.summary.tail;
-    let Salvager { replay, salvaged } = salvager;
+    let (replay, salvaged) = salvager.into_parts();
     let last_line_salvaged = salvaged.last().is_some_and(|s| s.offset == tail.offset);
     // A salvaged last line is rewritten whole, terminator included.
     let tail_fix = if last_line_salvaged {
@@ -456,50 +144,7 @@ pub fn plan(scan: &Scan, salvager: Salvager) -> Result<Plan, WouldLoseWork> {
 /// lines (each record they hide on a line of its own, but those left out),
 /// the torn tail (dropped) and an unterminated last record (terminated).
 pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
-    write_lines(src, &plan.tail, &plan.salvaged, out)
-}
-
-/// Writes the source sealed as `tail` says, and nothing else changed (what
-/// an append writes first, for `--output`).
-pub fn write_sealed(src: impl Read, tail: &TailFix, out: &mut dyn Write) -> io::Result<()> {
-    write_lines(src, tail, &[], out)
-}
-
-fn write_lines(
-    src: impl Read,
-    tail: &TailFix,
-    salvaged: &[Salvage],
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    let mut reader = LineReader::new(src);
-    let mut salvaged = salvaged.iter().peekable();
-    while let Some(line) = reader.next_line()? {
-        let mut split = false;
-        while let Some(s) = salvaged.next_if(|s| s.offset == line.offset) {
-            split = true;
-            if s.action == SalvageAction::LeftOut {
-                continue;
-            }
-            out.write_all(&line.content[s.fragment_bytes..line.content.len() - s.trailing_bytes])?;
-            out.write_all(b"\n")?;
-        }
-        if split {
-            continue;
-        }
-        if line.terminator == Terminator::None {
-            match tail {
-                TailFix::Cut { .. } => continue,
-                TailFix::Terminate { .. } => {
-                    out.write_all(line.content)?;
-                    out.write_all(b"\n")?;
-                    continue;
-                }
-                TailFix::None => {}
-            }
-        }
-        out.write_all(line.raw)?;
-    }
-    Ok(())
+    write_repaired(src, &plan.tail, &plan.salvaged, out)
 }
 
 /// Runs `repair` over `paths` (journals or state directories): the plan
@@ -572,6 +217,8 @@ fn repair_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::journal::Hidden;
+    use crate::engine::journal::SalvageAction;
 
     const A: &str = r#"{"attempts":1,"clock":"unix","id":"c178b7e31d5efb37c2e443f52fef64f302d73c6fe5c3e71c78b968b7115c88b4","op":"lease","payload":{"path":"torn-1"},"time":1754550000.0,"worker":1}"#;
     const B: &str = r#"{"attempts":1,"clock":"unix","id":"d877ee1daaa3f2319c2261cb2a5b71e9120717053d64721763ff968b221e0f7b","op":"lease","payload":{"path":"torn-2"},"time":1754550001.0,"worker":2}"#;

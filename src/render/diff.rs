@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde_json::Value as Json;
 
 use super::{Styles, count, duration, noun, plural, printable, table, utc};
-use crate::engine::journal::Clock;
+use crate::engine::journal::{Clock, short_id};
 use crate::operations::diff::{Bytes, Change, ChangeKind, DiffReport, Summary, TailKind};
 
 fn value(field: Option<&str>, v: &Json, monotonic: bool) -> String {
@@ -167,7 +167,7 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
                         printable(&rec.op).into_owned(),
                         rec.id
                             .as_deref()
-                            .map_or("-".into(), |i| i[..12].to_string()),
+                            .map_or("-".into(), |i| short_id(i).to_string()),
                         printable(&rec.effect).into_owned(),
                     ]);
                 }
@@ -221,7 +221,7 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
     }
     if let Some(history) = &r.history {
         for (id, records) in history {
-            writeln!(out, "  history     {}", &id[..12])?;
+            writeln!(out, "  history     {}", short_id(id))?;
             for rec in records {
                 writeln!(
                     out,

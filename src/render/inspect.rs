@@ -5,14 +5,10 @@ use std::io::{self, Write};
 use rayon::prelude::*;
 
 use super::{Styles, age, count, duration, noun, plural, printable, table, utc};
-use crate::engine::journal::{Clock, ClockMarker, IgnoreReason, TailState, WorkId};
+use crate::engine::journal::{Clock, ClockMarker, IgnoreReason, TailState, short_id};
 use crate::operations::inspect::{
     DirectoryReport, FileReport, Inspected, Inspection, JournalReport, SnapshotReport,
 };
-
-fn short(id: &WorkId) -> String {
-    String::from_utf8_lossy(&id.hex_bytes()[..12]).into_owned()
-}
 
 /// Writes a journal report.
 pub fn journal(
@@ -174,7 +170,7 @@ pub fn journal(
                 Clock::Legacy => s.warn("legacy"),
             };
             vec![
-                short(&a.id),
+                a.id.short(),
                 a.worker.to_string(),
                 clock,
                 leased,
@@ -206,7 +202,7 @@ pub fn journal(
             );
             for h in history {
                 t.add_row(vec![
-                    short(&h.id),
+                    h.id.short(),
                     h.line.to_string(),
                     h.offset.to_string(),
                     printable(&h.op).into_owned(),
@@ -352,7 +348,7 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
         for l in &r.leases {
             let has_stats = !c.leases_without_stats.contains(&l.task_id);
             t.add_row(vec![
-                l.task_id[..12].to_string(),
+                short_id(&l.task_id).to_string(),
                 l.worker.to_string(),
                 if has_stats {
                     "yes".into()
@@ -371,7 +367,7 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
                 d.index.to_string(),
                 d.task_id
                     .as_deref()
-                    .map_or("-".into(), |t| t[..12].to_string()),
+                    .map_or("-".into(), |t| short_id(t).to_string()),
                 d.reason.clone(),
             ]);
         }

@@ -7,11 +7,12 @@ use crate::engine::journal::StateView;
 use crate::engine::journal::TailFix;
 use crate::engine::journal::compaction::Measured;
 use crate::engine::journal::{Clock, TailState};
+use crate::engine::journal::{Hidden, SalvageAction};
+use crate::engine::journal::{Reclaim, ResumeOutcome, short_id};
 use crate::operations::migrate::{Migration, SnapshotPlan};
-use crate::operations::plan::{Reclaim, Report};
-use crate::operations::recover::{Discard, ForecastReport, ResumeOutcome};
+use crate::operations::recover::{Discard, ForecastReport};
 use crate::operations::repair;
-use crate::operations::repair::{Hidden, SalvageAction};
+use crate::operations::report::Report;
 use crate::store::session::{Mode, Outcome};
 
 fn header<P: serde::Serialize>(
@@ -105,7 +106,7 @@ fn reclaim_table(out: &mut dyn Write, reclaims: &[Reclaim], s: &Styles) -> io::R
 
 fn lease_cells(r: &Reclaim, s: &Styles) -> Vec<String> {
     vec![
-        r.id.to_hex()[..12].to_string(),
+        r.id.short(),
         r.worker.to_string(),
         match r.clock {
             Clock::Unix => "unix".to_string(),
@@ -174,21 +175,21 @@ fn repair_body(out: &mut dyn Write, p: &repair::Plan, kept: &str, s: &Styles) ->
             "  salvage     line {}: {} {} {hidden}: {action}",
             g.line,
             g.op,
-            &g.id.to_hex()[..12],
+            g.id.short(),
         )?;
     }
     for id in &p.brought_back {
         writeln!(
             out,
             "  brings back {}: active again, resume requeues its work",
-            &id.to_hex()[..12]
+            id.short()
         )?;
     }
     for id in &p.completed_by_salvage {
         writeln!(
             out,
             "  completes   {}: a salvaged done says its work was finished; resume does not requeue it",
-            &id.to_hex()[..12]
+            id.short()
         )?;
     }
     writeln!(out, "  reclaims    none (repair never reclaims a lease)")?;
@@ -282,10 +283,9 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                     let name = std::path::Path::new(file)
                         .file_name()
                         .map_or(file.clone(), |n| n.to_string_lossy().into_owned());
-                    fate.push_str(&s.warn(&format!(
-                        "; queued twice (also {} in {name})",
-                        &id.to_hex()[..12]
-                    )));
+                    fate.push_str(
+                        &s.warn(&format!("; queued twice (also {} in {name})", id.short())),
+                    );
                 }
                 cells.push(fate);
                 t.add_row(cells);
@@ -305,7 +305,7 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
         }
         let first = &p.first_append;
         let what = match first.id {
-            Some(id) => format!("the reclaim of {}", &id.to_hex()[..12]),
+            Some(id) => format!("the reclaim of {}", id.short()),
             None => "the first dispatch's lease".to_string(),
         };
         if first.glues {
@@ -438,7 +438,7 @@ fn snapshot_body(out: &mut dyn Write, p: &SnapshotPlan) -> io::Result<()> {
         writeln!(
             out,
             "  zeroes      {} {} (was {})",
-            &z.task_id[..12],
+            short_id(&z.task_id),
             z.field,
             z.before
         )?;

@@ -1,16 +1,18 @@
 //! The formats a state directory holds, as the file tier tells them apart:
-//! each format's file names and the first bytes that are its own.
+//! each format says which file names and first bytes are its own
+//! (`engine::journal`'s and `engine::snapshot`'s `sniff`), and this is the
+//! one place that asks them, in order.
 
 use std::path::Path;
 
 use serde::Serialize;
 
-/// The main lease journal.
-pub const WORK_LEASES: &str = ".work_leases.jsonl";
-/// The deferred-dispatch journal (same grammar).
-pub const DEFERRED: &str = ".dispatch_protocol_deferred.jsonl";
-/// The state-shard coordinator snapshot.
-pub const STATE_TASKS: &str = ".state_tasks.json";
+use crate::engine::json;
+use crate::engine::{journal, snapshot};
+
+pub use crate::engine::journal::{DEFERRED, WORK_LEASES};
+pub use crate::engine::snapshot::STATE_TASKS;
+
 /// Upstream's state files, as messages list them.
 pub const STATE_FILES: [&str; 3] = [WORK_LEASES, DEFERRED, STATE_TASKS];
 
@@ -46,57 +48,27 @@ impl Kind {
     }
 }
 
-/// The kind a file name implies, if it implies one.
+/// The kind a file name implies, if it implies one: a journal's name
+/// first, then a snapshot's.
 pub fn kind_from_name(path: &Path) -> Option<Kind> {
     let name = path.file_name()?.to_str()?;
-    if name == WORK_LEASES || name == DEFERRED || name.ends_with(".jsonl") {
+    if journal::owns_name(name) {
         Some(Kind::Journal)
-    } else if name == STATE_TASKS || name.ends_with(".json") {
+    } else if snapshot::owns_name(name) {
         Some(Kind::Snapshot)
     } else {
         None
     }
 }
 
-/// The kind the first bytes of a file imply: a journal's first line is an
-/// object with `op` or `id`; a snapshot is one object with coordinator
-/// keys. An empty file is an (empty) journal.
+/// The kind the first bytes of a file imply, each format asked of its
+/// first line in turn, the journal first. An empty file is an (empty)
+/// journal.
 pub fn kind_from_content(prefix: &[u8]) -> Option<Kind> {
-    let first = prefix
-        .split(|&b| b == b'\n' || b == b'\r')
-        .find(|line| line.iter().any(|b| !b.is_ascii_whitespace()));
-    let Some(first) = first else {
-        return prefix
-            .iter()
-            .all(u8::is_ascii_whitespace)
-            .then_some(Kind::Journal);
-    };
-    let (text, _) = crate::engine::json::strip_invalid_utf8(first);
-    let text = std::str::from_utf8(&text).unwrap_or_default();
-    if let Ok(parsed) = crate::engine::json::parse(text, crate::engine::json::Mode::Snapshot) {
-        if let Some(obj) = parsed.value.as_object() {
-            if obj.get("op").is_some() || obj.get("id").is_some() {
-                return Some(Kind::Journal);
-            }
-            const SNAPSHOT_KEYS: [&str; 6] = [
-                "clock",
-                "stats",
-                "leases",
-                "shard_count",
-                "worker_count",
-                "steal_window",
-            ];
-            if SNAPSHOT_KEYS.iter().any(|k| obj.get(k).is_some()) {
-                return Some(Kind::Snapshot);
-            }
-        }
-        return None;
-    }
-    // The first line did not parse (torn, or longer than the prefix).
-    let has = |needle: &[u8]| text.as_bytes().windows(needle.len()).any(|w| w == needle);
-    if has(b"\"op\"") {
+    let first = json::first_line(prefix);
+    if journal::owns_start(&first) {
         Some(Kind::Journal)
-    } else if has(b"\"task_id\"") || has(b"\"stats\"") || has(b"\"shard_count\"") {
+    } else if snapshot::owns_start(&first) {
         Some(Kind::Snapshot)
     } else {
         None
@@ -107,22 +79,22 @@ pub fn kind_from_content(prefix: &[u8]) -> Option<Kind> {
 mod tests {
     use super::*;
 
+    /// Each format's cases are in its own `sniff`; here, that the journal
+    /// is asked first.
     #[test]
     fn content_detection() {
         assert_eq!(kind_from_content(b""), Some(Kind::Journal));
         assert_eq!(
-            kind_from_content(b"{\"op\":\"done\",\"id\":1}\n"),
+            kind_from_content(b"{\"op\":\"lease\",\"stats\":[]}\n"),
             Some(Kind::Journal)
         );
         assert_eq!(
             kind_from_content(b"{\"clock\":\"unix\",\"stats\":[]}"),
             Some(Kind::Snapshot)
         );
-        assert_eq!(
-            kind_from_content(b"{\"attempts\":1,\"op\":\"lea"),
-            Some(Kind::Journal)
-        );
-        assert_eq!(kind_from_content(b"\x7fELF\x02\x01\x01\0\0"), None);
         assert_eq!(kind_from_content(b"[1,2]\n"), None);
+        assert_eq!(kind_from_name(Path::new("a/b.jsonl")), Some(Kind::Journal));
+        assert_eq!(kind_from_name(Path::new("a/b.json")), Some(Kind::Snapshot));
+        assert_eq!(kind_from_name(Path::new("a/b.txt")), None);
     }
 }

@@ -13,7 +13,6 @@ use serde::Serialize;
 /// The master's directory lock.
 pub const MASTER_LOCK: &str = ".master-queue.lock";
 
-
 /// What `/proc/locks` says about the master's lock file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LockState {

@@ -15,10 +15,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::engine::journal::{Positional, Replay, Scan, StateView, TailFix};
+use crate::store::durable::HeldLock;
 use crate::store::durable::{self, Change, ChangeLog, Identity, Publish, Seal, Sealed, WriteError};
 use crate::store::error::{InputError, in_words};
 use crate::store::format::Kind;
-use crate::store::durable::HeldLock;
 use crate::store::path::parent_or_dot;
 use crate::store::progress::Progress;
 use crate::store::resolve::{self, Purpose, Target};

@@ -215,7 +215,7 @@ fn data_flows_from_the_engine_through_the_operations_to_the_face() {
 const SHARED_OPERATIONS: [&str; 4] = [
     "operations::exit",
     "operations::numbers",
-    "operations::plan",
+    "operations::report",
     "operations::schema",
 ];
 

@@ -7,10 +7,10 @@ use leasejournal::engine::journal::StateView;
 use leasejournal::engine::journal::TailFix;
 use leasejournal::engine::journal::compaction as compact;
 use leasejournal::engine::journal::encode::{lease_line, marker_line};
-use leasejournal::engine::journal::{self, Clock, Replay, WorkId};
+use leasejournal::engine::journal::{self, Clock, Replay, SalvageAction, WorkId};
 use leasejournal::engine::json::PyInt;
 use leasejournal::operations::recover::{self, Selection};
-use leasejournal::operations::repair::{self, SalvageAction};
+use leasejournal::operations::repair;
 use proptest::prelude::*;
 
 /// The bytes a sealed append produces: the tail cut or terminated, then
@@ -260,7 +260,7 @@ proptest! {
     #[test]
     fn the_forecast_reclaims_every_active_lease_in_upstreams_order(data in journal_strategy()) {
         let scan = journal::scan(&data[..], &mut ()).unwrap();
-        let f = recover::forecast(&scan.replay, &scan.summary.tail, 1_754_555_000.0, |_| false);
+        let f = journal::forecast(&scan.replay, &scan.summary.tail, 1_754_555_000.0, |_| false);
         let ids: BTreeSet<WorkId> = f.reclaims.iter().map(|r| r.lease.id).collect();
         prop_assert_eq!(ids, scan.replay.active.keys().copied().collect::<BTreeSet<_>>());
         let keys: Vec<(PyInt, f64, WorkId)> = f.reclaims.iter().map(|r| (r.lease.attempts.clone(), r.lease.time, r.lease.id)).collect();

@@ -9,8 +9,6 @@ use std::fmt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::engine::json::{Value, py_str_is_work_id};
-
 /// A work id: the SHA-256 of a canonical payload, written as 64 lowercase
 /// hex characters. Byte order equals the order of the hex strings.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -53,11 +51,6 @@ impl WorkId {
         WorkId(Sha256::digest(bytes).into())
     }
 
-    /// Parses 64 lowercase hex characters.
-    pub fn parse_hex(text: &str) -> Option<WorkId> {
-        py_str_is_work_id(&Value::Str(text.into())).map(WorkId)
-    }
-
     /// The 64-character hex form.
     pub fn to_hex(&self) -> String {
         self.to_string()
@@ -67,6 +60,23 @@ impl WorkId {
     pub fn has_prefix(&self, prefix: &str) -> bool {
         self.hex_bytes().starts_with(prefix.as_bytes())
     }
+
+    /// The first 12 hex characters: what tables and messages show of an
+    /// id ([`short_id`] for an id given as text).
+    pub fn short(&self) -> String {
+        String::from_utf8_lossy(&self.hex_bytes()[..SHORT_ID]).into_owned()
+    }
+}
+
+/// How many characters of an id tables and messages show.
+const SHORT_ID: usize = 12;
+
+/// The first 12 characters of an id given as text (a snapshot's `task_id`,
+/// an id in a report): what tables and messages show, as
+/// [`WorkId::short`] does. The id must be at least that long, as every
+/// one of the 64 characters is; a shorter one panics.
+pub fn short_id(id: &str) -> &str {
+    &id[..SHORT_ID]
 }
 
 impl WorkId {
@@ -155,7 +165,7 @@ impl Serialize for WorkId {
 /// A work id checked against a payload: the SHA-256 of the payload's
 /// canonical bytes. The replay's id sets insert nothing else, because
 /// their hashers rely on ids being hashes that nobody could choose (see
-/// `replay::IdState`), and the one way to make one, `VerifiedId::check`
+/// `idset::IdState`), and the one way to make one, `VerifiedId::check`
 /// (for the journal's code alone), does the hashing itself. The classifier makes one for every lease it
 /// accepts ([`Lease::id`](super::Lease::id)).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -178,6 +188,15 @@ impl VerifiedId {
     pub fn id(&self) -> &WorkId {
         &self.0
     }
+}
+
+/// The id of a payload made from `n`, verified: for the tests of the sets
+/// that take only verified ids.
+#[cfg(test)]
+pub(super) fn verified_for_test(n: u64) -> VerifiedId {
+    let payload = format!(r#"{{"n":{n}}}"#);
+    let id = WorkId::of_canonical(payload.as_bytes());
+    VerifiedId::check(id, payload.as_bytes()).unwrap()
 }
 
 /// A verified id is looked up as the plain id it is (their hashes agree:
@@ -360,6 +379,13 @@ mod tests {
         let mut by_bytes = ids;
         by_bytes.sort_unstable_by_key(|a| a.0);
         assert!(by_words == by_bytes);
+    }
+
+    #[test]
+    fn an_id_is_shown_short_by_its_first_twelve_characters() {
+        let id = WorkId::of_canonical(b"{}");
+        assert_eq!(id.short(), id.to_hex()[..12]);
+        assert_eq!(short_id(&id.to_hex()), id.short());
     }
 
     #[test]

@@ -1,8 +1,12 @@
 //! The journal's data model: what a line is ([`Classified`], [`LineKind`],
 //! [`Record`], [`Op`], [`Lease`] and why a lease or a line is refused), what
-//! replaying a record did ([`Effect`]) and why a line changed nothing
-//! ([`IgnoreReason`]). Types and their words only; the rules that produce
-//! them live in `classify` (one line) and `replay` (the state machine).
+//! replaying a record did ([`Effect`]), what the replay holds of an active
+//! lease ([`Active`]) and of a completion ([`Completion`]), and why a line
+//! changed nothing ([`IgnoreReason`]). Types and their words only; the
+//! rules that produce them live in `classify` (one line) and `replay` (the
+//! state machine), and the sets that hold them in `idset`. `Active` and
+//! `Completion` are here rather than in `replay` because both `replay` and
+//! `idset` use them, and `replay` uses `idset`.
 
 use std::fmt;
 
@@ -246,6 +250,29 @@ pub enum Op {
     Unknown(String),
 }
 
+impl Op {
+    /// The op's name as the record spells it: `lease`, `done`, `reclaim`,
+    /// or any other op as upstream's `str()` shows it.
+    pub fn name(&self) -> &str {
+        match self {
+            Op::Unknown(op) => op,
+            known => known.known_name().unwrap_or_default(),
+        }
+    }
+
+    /// The name of one of upstream's three ops, `None` for any other op:
+    /// for a caller that keeps the name beyond the record's life, and so
+    /// copies only another op's.
+    pub fn known_name(&self) -> Option<&'static str> {
+        match self {
+            Op::Lease(_) => Some("lease"),
+            Op::Done => Some("done"),
+            Op::Reclaim => Some("reclaim"),
+            Op::Unknown(_) => None,
+        }
+    }
+}
+
 /// A line that upstream counts as an event: a JSON object with a valid id.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
@@ -297,6 +324,25 @@ pub struct Classified {
     pub kind: LineKind,
 }
 
+impl Classified {
+    /// Why upstream ignores the line, in words (for reports); `None` for a
+    /// record.
+    pub fn describe_ignored(&self) -> Option<String> {
+        match &self.kind {
+            LineKind::Blank => Some("blank line".into()),
+            LineKind::Corrupt { reason, glued } => Some(match glued {
+                Some((at, _)) => {
+                    format!("a complete record glued at byte {at} onto a torn fragment")
+                }
+                None => reason.to_string(),
+            }),
+            LineKind::NotAnObject => Some("not a JSON object".into()),
+            LineKind::BadId => Some("id missing or not 64 lowercase hex".into()),
+            LineKind::Record(_) => None,
+        }
+    }
+}
+
 /// What applying one record did to the state.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "effect", rename_all = "kebab-case")]
@@ -337,6 +383,68 @@ pub enum Effect {
         /// The op.
         op: String,
     },
+}
+
+impl Effect {
+    /// What the effect means, in words (inspect's and diff's histories).
+    pub fn describe(&self) -> String {
+        match self {
+            Effect::Activated => "activated".into(),
+            Effect::Reactivated => "activated again after completion (the work runs twice)".into(),
+            Effect::TookOver { previous_worker } => {
+                format!("took over from worker {previous_worker} without a reclaim")
+            }
+            Effect::Completed { worker } => format!("completed (worker {worker})"),
+            Effect::DoneIgnored {
+                already_completed: true,
+            } => "ignored: already completed".into(),
+            Effect::DoneIgnored {
+                already_completed: false,
+            } => "ignored: not active".into(),
+            Effect::Reclaimed { worker } => format!("reclaimed from worker {worker}"),
+            Effect::ReclaimIgnored => "ignored: not active".into(),
+            Effect::LeaseIgnored { reason } => format!("ignored: {reason}"),
+            Effect::UnknownOp { op } => format!("ignored: unknown op {op:?}"),
+        }
+    }
+}
+
+/// An active lease as the replay holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Active {
+    /// The owning worker rank.
+    pub worker: PyInt,
+    /// The lease time.
+    pub time: f64,
+    /// The attempts counter.
+    pub attempts: PyInt,
+    /// The clock domain.
+    pub clock: Clock,
+    /// 1-based line of the lease record that is in force.
+    pub line: u64,
+    /// Byte offset of that line.
+    pub offset: u64,
+    /// Canonical payload bytes. During a scan a block's new leases hold
+    /// theirs in the block until the block is settled; a finished scan's
+    /// replay holds every payload.
+    pub payload: Box<[u8]>,
+    /// Whether the lease line is exactly what compaction would write.
+    pub verbatim: bool,
+}
+
+/// Where the records that completed an id are: the offsets of the lease
+/// line in force at completion and of the `done` line, and whether each is
+/// already in the form compaction writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// Byte offset of the lease line.
+    pub lease_offset: u64,
+    /// Byte offset of the done line.
+    pub done_offset: u64,
+    /// The lease line can be copied as it stands.
+    pub lease_verbatim: bool,
+    /// The done line can be copied as it stands.
+    pub done_verbatim: bool,
 }
 
 /// Why upstream's loader ignores a line (or why a counted record changed
@@ -420,5 +528,28 @@ impl IgnoreReason {
             Effect::UnknownOp { .. } => IgnoreReason::UnknownOp,
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_op_is_named_as_its_record_spells_it() {
+        for (op, name, known) in [
+            (Op::Done, "done", Some("done")),
+            (Op::Reclaim, "reclaim", Some("reclaim")),
+            (
+                Op::Lease(Err(LeaseRejection::PayloadNotObject)),
+                "lease",
+                Some("lease"),
+            ),
+            (Op::Unknown("None".into()), "None", None),
+            (Op::Unknown("['done']".into()), "['done']", None),
+        ] {
+            assert_eq!(op.name(), name);
+            assert_eq!(op.known_name(), known);
+        }
     }
 }

@@ -11,6 +11,7 @@
 //! verdicts on JSONTestSuite and the differential fixtures.
 
 mod encode;
+mod first_line;
 mod parse;
 mod python;
 mod value;
@@ -19,8 +20,9 @@ pub use encode::{
     NonFinite, encode_canonical, encode_string, float_repr, float_repr_any, float_repr_value,
     is_float_repr, to_canonical,
 };
+pub use first_line::{FirstLine, first_line};
 pub use parse::{MAX_DEPTH, Mode, ParseError, ParseErrorKind, ParseStats, Parsed, parse, validate};
-pub use python::{CoerceError, py_float, py_int, py_str_is_work_id, truthy};
+pub use python::{CoerceError, py_float, py_int, py_str, py_str_is_work_id, py_strip, truthy};
 pub use value::{Object, PyInt, PyString, Value};
 
 use std::borrow::Cow;

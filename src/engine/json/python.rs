@@ -1,14 +1,16 @@
 //! The Python conversions upstream applies to parsed values: truthiness (for
-//! `value or default`), `int(value)`, `float(value)` and `str(value)`, with
-//! the exceptions each raises. Replay and restore decide what to keep by
-//! which of these raise, so they are reproduced exactly, down to Unicode
-//! digits and underscores in numeric strings.
+//! `value or default`), `int(value)` and `float(value)` with the exceptions
+//! each raises, `str(value)` (and the `repr` it falls back on) and
+//! `str.strip()`. Replay and restore decide what to keep by which of these
+//! raise, so they are reproduced exactly, down to Unicode digits and
+//! underscores in numeric strings.
 
 use std::fmt;
 
 use num_bigint::BigInt;
 use num_traits::FromPrimitive;
 
+use super::encode::float_repr_any;
 use super::value::{PyInt, PyString, Value};
 
 /// The exception a Python conversion raises.
@@ -69,6 +71,73 @@ pub fn py_float(value: &Value) -> Result<f64, CoerceError> {
         Value::Array(_) => Err(CoerceError::Type("float() of an array")),
         Value::Object(_) => Err(CoerceError::Type("float() of an object")),
     }
+}
+
+/// Python's `str(value)` for the values a payload member holds (containers
+/// in Python's own `repr` style).
+pub fn py_str(value: &Value) -> String {
+    match value {
+        Value::Str(s) => s.to_string_lossy(),
+        other => py_repr(other),
+    }
+}
+
+/// Python's `repr(value)`: `None`, `True`, `False`, strings quoted the way
+/// Python picks quotes, containers with `, ` and `: ` between their items.
+/// Floats use JSON's spellings of the non-finite values.
+fn py_repr(value: &Value) -> String {
+    match value {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => float_repr_any(*f),
+        Value::Str(s) => {
+            let text = s.to_string_lossy();
+            let quote = if text.contains('\'') && !text.contains('"') {
+                '"'
+            } else {
+                '\''
+            };
+            let mut out = String::from(quote);
+            for c in text.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    c if c == quote => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                        out.push_str(&format!("\\x{:02x}", c as u32));
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push(quote);
+            out
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(py_repr).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(o) => format!(
+            "{{{}}}",
+            o.members()
+                .iter()
+                .map(|(k, v)| format!("{}: {}", py_repr(&Value::Str(k.clone())), py_repr(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Python's `str.strip()`: Rust's white space plus the four separators
+/// (U+001C..U+001F) Python also strips.
+pub fn py_strip(text: &str) -> &str {
+    text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 
 /// Upstream's id rule: `str(value)` is 64 characters, all in `[0-9a-f]`.
@@ -350,6 +419,27 @@ mod tests {
         assert!(truthy(&Value::Float(f64::NAN)));
         assert!(!truthy(&s("")));
         assert!(!truthy(&Value::Array(vec![])));
+    }
+
+    /// Expected results taken from CPython 3.11's `str()`, `repr()` and
+    /// `str.strip()`.
+    #[test]
+    fn str_and_repr_match_cpython() {
+        let parsed = |text: &str| {
+            crate::engine::json::parse(text, crate::engine::json::Mode::Journal)
+                .unwrap()
+                .value
+        };
+        assert_eq!(py_str(&s("it's")), "it's");
+        assert_eq!(
+            py_str(&parsed(r#"["it's", "a\"b", "a'b\"c"]"#)),
+            r#"["it's", 'a"b', 'a\'b"c']"#
+        );
+        assert_eq!(
+            py_str(&parsed(r#"{"k": null, "t": [true, 1.0, "\n"]}"#)),
+            r"{'k': None, 't': [True, 1.0, '\n']}"
+        );
+        assert_eq!(py_strip("\u{1c} a b\u{3000}\u{1f}"), "a b");
     }
 
     #[test]

@@ -37,7 +37,9 @@ impl PyString {
         String::from_utf8_lossy(&self.0).into_owned()
     }
 
-    /// The number of code points, as Python's `len(str)` counts them.
+    /// The number of code points, as Python's `len(str)` counts them (for
+    /// the parser's tests).
+    #[cfg(test)]
     pub fn char_len(&self) -> usize {
         // WTF-8 lead bytes are exactly the bytes that are not 10xxxxxx.
         self.0.iter().filter(|&&b| b & 0xC0 != 0x80).count()
@@ -278,7 +280,8 @@ impl Value {
         }
     }
 
-    /// The string, if this is one.
+    /// The string, if this is one (for the parser's tests).
+    #[cfg(test)]
     pub fn as_pystr(&self) -> Option<&PyString> {
         match self {
             Value::Str(s) => Some(s),

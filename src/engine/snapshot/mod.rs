@@ -14,6 +14,11 @@
 //! earlier one's position; every restored lease gets time 0.0 and a worker
 //! of at least 1. `max(0.0, NaN)` is 0.0 and infinities survive, as in
 //! Python.
+//!
+//! `sniff`: the snapshot's file name and what its first line looks like
+//! ([`owns_name`], [`owns_start`]).
+
+mod sniff;
 
 use serde::Serialize;
 
@@ -21,6 +26,8 @@ use crate::engine::json::{
     self, CoerceError, Mode, NonFinite, Object, PyInt, PyString, Value, py_float, py_int,
     py_str_is_work_id,
 };
+
+pub use sniff::{NAMES, STATE_TASKS, owns_name, owns_start};
 
 /// Upstream's window on `stats` and `leases`.
 pub const RESTORE_WINDOW: usize = 65536;

@@ -164,7 +164,7 @@ impl Observer for JournalChecks<'_> {
             // (or a torn tail, or a BOM) with repair as its fix; a BOM in
             // front of no record hides nothing.
             let hidden = if matches!(event.classified.kind, LineKind::Corrupt { .. }) {
-                crate::operations::repair::hidden_records(
+                journal::hidden_records(
                     event.content,
                     &event.classified.kind,
                     event.number == 1,
@@ -340,7 +340,7 @@ fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
             _,
         ) => format!(
             "a {} record for {} glued at byte {at} onto a torn fragment: upstream ignores both",
-            op_name(&record.op),
+            record.op.name(),
             record.id
         ),
         (LineKind::Corrupt { .. }, _) if reason == IgnoreReason::TornTail => format!(
@@ -377,9 +377,8 @@ fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
 }
 
 /// A line's message, told what records it hides.
-fn describe_hidden(message: &str, hidden: &[crate::operations::repair::HiddenRecord]) -> String {
-    use crate::operations::repair::Hidden;
-
+fn describe_hidden(message: &str, hidden: &[journal::HiddenRecord]) -> String {
+    use crate::engine::journal::Hidden;
     let records: Vec<String> = hidden
         .iter()
         .map(|h| {
@@ -390,11 +389,7 @@ fn describe_hidden(message: &str, hidden: &[crate::operations::repair::HiddenRec
                 Hidden::MissingNewline => "complete but for its newline",
                 Hidden::Appended => "appended onto the record before it",
             };
-            format!(
-                "{} {} ({how})",
-                op_name(&h.record.op),
-                &h.record.id.to_hex()[..12]
-            )
+            format!("{} {} ({how})", h.record.op.name(), h.record.id.short())
         })
         .collect();
     let what = if hidden.len() == 1 {
@@ -406,15 +401,6 @@ fn describe_hidden(message: &str, hidden: &[crate::operations::repair::HiddenRec
         "{message}; it hides {what} upstream never sees: {}",
         records.join(", ")
     )
-}
-
-fn op_name(op: &Op) -> &str {
-    match op {
-        Op::Lease(_) => "lease",
-        Op::Done => "done",
-        Op::Reclaim => "reclaim",
-        Op::Unknown(op) => op,
-    }
 }
 
 /// What verifying a journal found, with the replay it reached.
@@ -577,10 +563,10 @@ impl<'s> LineChecks<'s> {
 /// resume reads the journals, duplicates already marked): work it drops
 /// (`seed-missing`) and work it queues twice (`requeued-twice`).
 pub fn resume(
-    forecasts: &[(String, crate::operations::recover::Forecast)],
+    forecasts: &[(String, crate::engine::journal::Forecast)],
     settings: &Settings,
 ) -> Findings {
-    use crate::operations::recover::ResumeOutcome;
+    use crate::engine::journal::ResumeOutcome;
 
     let mut f = Findings::default();
     for (file, forecast) in forecasts {
@@ -602,7 +588,7 @@ pub fn resume(
                 f.add(settings, Code::RequeuedTwice, file, at, || {
                     format!(
                         "resume rebuilds it into the same work item as {} in {other}: the work is queued twice",
-                        &id.to_hex()[..12]
+                        id.short()
                     )
                 });
             }

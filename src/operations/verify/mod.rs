@@ -27,8 +27,8 @@ pub use report::{
 };
 
 use crate::engine::journal::Positional;
+use crate::engine::journal::{self as resume, Forecast};
 use crate::operations::exit::Exit;
-use crate::operations::recover::{self, Forecast};
 use crate::operations::schema;
 use crate::store::error::InputError;
 use crate::store::error::in_words;
@@ -167,7 +167,7 @@ fn verify_file(
                     // add up at peak.
                     drop(std::mem::take(&mut v.replay.completed));
                     let forecast =
-                        recover::forecast(&v.replay, &v.summary.tail, settings.now, |p| {
+                        resume::forecast(&v.replay, &v.summary.tail, settings.now, |p| {
                             Path::new(p).is_file()
                         });
                     (v.findings, Some(forecast))
@@ -191,7 +191,7 @@ fn resume_findings(mut forecasts: Vec<(String, Forecast)>, settings: &Settings) 
         .iter_mut()
         .map(|(file, f)| (file.as_str(), f))
         .collect();
-    recover::mark_duplicates(&mut named);
+    resume::mark_duplicates(&mut named);
     resume(&forecasts, settings)
 }
 

@@ -52,9 +52,7 @@ pub use backup::{backup, remove_copy};
 pub use error::{Change, ChangeLog, WriteError};
 pub use late::Carried;
 pub use lock::HeldLock;
-pub use replace::{
-    Published, remove_stale_temps, replace_in_place, temp_path, write_new,
-};
+pub use replace::{Published, remove_stale_temps, replace_in_place, temp_path, write_new};
 pub use reread::{Publish, Reread, Source, SourceError, source_error};
 
 use error::{io_err, open_err};

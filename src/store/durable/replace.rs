@@ -13,7 +13,9 @@ use super::lease::{NoLease, lease, writers_of};
 use super::reread::{
     AbandonOnDrop, End, Progress, Publish, RefuseOnDrop, Reporting, Reread, SourceError,
 };
-use super::{Identity, Original, c_path, give_to, give_to_owner_of, link_unnamed, parent, sync_dir};
+use super::{
+    Identity, Original, c_path, give_to, give_to_owner_of, link_unnamed, parent, sync_dir,
+};
 use crate::store::error::in_words;
 use crate::store::failpoint;
 

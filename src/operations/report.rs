@@ -1,0 +1,83 @@
+//! What the writing commands share: their report, and the refusal to
+//! compact away records that repair would bring back.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::operations::numbers::plural;
+use crate::operations::schema;
+use crate::store::durable::Change;
+use crate::store::path::shell_quote;
+use crate::store::session::{Mode, Outcome, Run};
+
+/// A writing command, as its report names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Command {
+    /// `repair`.
+    Repair,
+    /// `recover --discard`.
+    Recover,
+    /// `migrate`.
+    Migrate,
+    /// `compact`.
+    Compact,
+}
+
+impl Command {
+    /// The version of its report's contract.
+    pub fn schema_version(self) -> u32 {
+        match self {
+            Command::Repair => schema::REPAIR,
+            Command::Recover => schema::RECOVER,
+            Command::Migrate => schema::MIGRATE,
+            Command::Compact => schema::COMPACT,
+        }
+    }
+}
+
+/// The report of a writing subcommand.
+#[derive(Debug, Serialize)]
+pub struct Report<P: Serialize> {
+    /// Contract version.
+    pub schema_version: u32,
+    /// The command.
+    pub command: Command,
+    /// How it wrote.
+    pub mode: Mode,
+    /// Per file, in the order they were handled.
+    pub files: Vec<Outcome<P>>,
+    /// The changes the run made, in order: not part of the JSON (each
+    /// file's outcome says what was written); the face needs them when
+    /// printing the report fails.
+    #[serde(skip)]
+    pub changes: Vec<Change>,
+}
+
+impl<P: Serialize> Report<P> {
+    /// The report of `command`'s run.
+    pub fn of(command: Command, run: Run<P>) -> Report<P> {
+        Report {
+            schema_version: command.schema_version(),
+            command,
+            mode: run.mode,
+            files: run.files,
+            changes: run.changes,
+        }
+    }
+}
+
+/// A compaction drops the lines upstream ignores; refuses when those hide
+/// records that `repair` can bring back, so that no lease is lost.
+pub fn refuse_hidden(path: &Path, hidden_records: usize) -> anyhow::Result<()> {
+    if hidden_records > 0 {
+        anyhow::bail!(
+            "{}: {} hidden in lines upstream ignores (glued, behind a byte order mark or before a zero fill) would be dropped; run `leasejournal repair --apply {}` first. Nothing was changed",
+            path.display(),
+            plural(hidden_records as u64, "record is", "records are"),
+            shell_quote(&path.display().to_string())
+        );
+    }
+    Ok(())
+}
