@@ -205,7 +205,7 @@ pub fn check_journal(data: &[u8]) {
     }
     assert_eq!(direct.digest(), sequential.1, "the scan's replay disagrees");
     for deferred in [false, true] {
-        crate::operations::verify::check_shortcut(data, deferred);
+        crate::operations::findings::journal::check_shortcut(data, deferred);
     }
     for drop_completed in [false, true] {
         let scan = compact::scan(data).expect("reading bytes");

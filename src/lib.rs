@@ -70,30 +70,22 @@
 //! **Operations** — one module per command, input → report + exit status;
 //! they never print, and no command uses another.
 //! - `operations`: the layer.
-//! - `operations::inspect`, `operations::verify` (with
-//!   `operations::verify::catalog`, the finding codes as an enum;
-//!   `operations::verify::checks`, `operations::verify::findings`,
-//!   `operations::verify::report`), `operations::explain`,
-//!   `operations::recover`, `operations::repair`, `operations::migrate`,
-//!   `operations::compact`, `operations::diff`: the commands;
+//! - The commands: `operations::inspect`, `operations::verify` (with
+//!   `operations::verify::report`, its report and verdict),
+//!   `operations::explain`, `operations::recover`, `operations::repair`,
+//!   `operations::migrate`, `operations::compact`, `operations::diff`;
 //!   `operations::records`: `inspect --records`, the journal as a stream
 //!   of one JSON object per line; `operations::workers`: `inspect
 //!   --workers`, one row per worker rank; `operations::timeline`:
 //!   `inspect --timeline`, completions per time bucket.
-//! - `operations::report`: what the writing commands' plans share (states
-//!   before and after, the tail fix, outcomes and reports).
-//! - `operations::transaction`: plan → lock → backup → publish → re-read,
-//!   for every writing command.
-//! - `operations::durable`: the only code that writes user files.
-//! - `operations::failpoint`: the crash tests' failpoints, empty without
-//!   the `test-hooks` feature.
-//! - `operations::input`: what a path names, opened read-only;
-//!   `operations::statedir`: a state directory's files and the master's
-//!   lock as `/proc/locks` shows it; `operations::error`: `InputError`.
-//! - `operations::progress`: how an operation reports reading progress.
-//! - `operations::words`: errors, counts, durations and paths in words.
-//! - `operations::schema`: each JSON report's contract version.
-//! - `operations::exit`: the exit statuses, in one enum.
+//! - What the commands share: `operations::findings` (what verify finds:
+//!   `operations::findings::catalog`, the codes and the findings;
+//!   `operations::findings::journal`, the checks of a journal and of
+//!   resume's forecast; `operations::findings::state`, of a snapshot and a
+//!   state directory), `operations::report` (the writing commands' report),
+//!   `operations::numbers` (counts and durations in words),
+//!   `operations::schema` (each JSON report's contract version),
+//!   `operations::exit` (the exit statuses, in one enum).
 //!
 //! **Face** — draws reports and parses the command line.
 //! - `render`: tables, colour and JSON, report in, bytes out:

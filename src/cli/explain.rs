@@ -8,7 +8,7 @@ use clap::Args;
 use super::output::OutputArgs;
 use crate::operations::exit::Exit;
 use crate::operations::explain;
-use crate::operations::verify::Code;
+use crate::operations::findings::catalog::Code;
 use crate::render;
 
 /// Explain a finding code, or list the catalog.

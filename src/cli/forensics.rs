@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use super::output::{Bars, Format, KindArg, OutputArgs, ProgressArgs, parse_time, system_now};
 use crate::operations::exit::Exit;
-use crate::operations::verify::Settings;
+use crate::operations::findings::Settings;
 use crate::operations::{records, timeline, workers};
 use crate::render;
 use crate::store::error::InputError;
@@ -123,14 +123,7 @@ pub fn run(
         }
         (true, true) => {}
     }
-    let settings = Settings {
-        now,
-        ttl: 0.0,
-        skew: 300.0,
-        max_examples: 1,
-        ignore: Vec::new(),
-        strict: false,
-    };
+    let settings = Settings::at(now);
     let tell = |e: &InputError| super::tell(format_args!("{e}"));
     Some(
         records::stream(

@@ -8,7 +8,7 @@ use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
 
 use super::{Cli, EXIT_STATUS};
-use crate::operations::verify::Code;
+use crate::operations::findings::catalog::Code;
 
 struct Extra {
     examples: &'static [(&'static str, &'static str)],

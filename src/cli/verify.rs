@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::explain::CodeParser;
-use super::output::KindArg;
 use super::output::{
-    Bars, Format, OutputArgs, ProgressArgs, parse_count, parse_now, parse_seconds, system_now,
+    Bars, Format, KindArg, OutputArgs, ProgressArgs, parse_count, parse_now, parse_seconds,
+    system_now,
 };
-use crate::operations::exit::Exit;
-use crate::operations::verify::{self, Code, Settings};
+use crate::operations::findings::{DEFAULT_SKEW, Settings, catalog::Code};
+use crate::operations::{exit::Exit, verify};
 use crate::render;
 
 /// Check journals, snapshots and state directories before resuming.
@@ -58,7 +58,7 @@ pub struct VerifyArgs {
     pub ttl: f64,
 
     /// Clock tolerance for future leases and clock regressions.
-    #[arg(long = "skew", allow_negative_numbers = true, value_name = "SECONDS", default_value = "300", value_parser = parse_seconds)]
+    #[arg(long = "skew", allow_negative_numbers = true, value_name = "SECONDS", default_value_t = DEFAULT_SKEW, value_parser = parse_seconds)]
     pub skew: f64,
 
     /// Fail on warnings too.

@@ -1,10 +1,10 @@
 //! `explain` as data: the finding catalog as a report, one code's entry or
-//! every code's. The catalog itself is [`verify::catalog`](crate::operations::verify::catalog).
+//! every code's. The catalog itself is [`catalog`](crate::operations::findings::catalog).
 
 use serde::Serialize;
 
+use crate::operations::findings::catalog::{Code, CodeInfo};
 use crate::operations::schema;
-use crate::operations::verify::{Code, CodeInfo};
 
 /// `explain --format json` for one code.
 #[derive(Debug, Serialize)]

@@ -6,6 +6,7 @@ pub mod compact;
 pub mod diff;
 pub mod exit;
 pub mod explain;
+pub mod findings;
 pub mod inspect;
 pub mod migrate;
 pub mod numbers;

@@ -49,3 +49,10 @@ pub fn duration(seconds: f64) -> String {
         parts.join(" ")
     }
 }
+
+/// `n` and the noun, singular for exactly 1, without separators: how the
+/// findings about one line or one object count what is wrong inside it
+/// (invalid bytes, repeated member names).
+pub fn plural_unseparated(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}

@@ -28,7 +28,9 @@ use crate::engine::journal::{
 };
 use crate::engine::json::PyInt;
 use crate::operations::exit::Exit;
-use crate::operations::verify::{self, Code, LineChecks, Settings};
+use crate::operations::findings::Settings;
+use crate::operations::findings::catalog::Code;
+use crate::operations::findings::journal::{self as checks, LineChecks};
 use crate::store::error::InputError;
 use crate::store::error::in_words;
 use crate::store::format;
@@ -315,7 +317,7 @@ impl Observer for Rows<'_> {
 /// streamed; the exit status is then 2 ([`Exit::Trouble`]).
 ///
 /// With `end_state`, each journal is first read for the findings of the
-/// state at its end ([`verify::END_STATE`]), so that their lines carry them
+/// state at its end ([`checks::END_STATE`]), so that their lines carry them
 /// too: two reads instead of one.
 pub fn stream(
     paths: &[PathBuf],
@@ -331,7 +333,7 @@ pub fn stream(
         let result = read::journals(path, kind, &proc_locks, "--records")
             .and_then(|journals| {
                 let ends = if end_state {
-                    verify::end_state_codes(&journals, settings, progress)?
+                    checks::end_state_codes(&journals, settings, progress)?
                 } else {
                     vec![BTreeMap::new(); journals.len()]
                 };

@@ -4,7 +4,8 @@ use std::io::{self, Write};
 
 use super::{Styles, count, plural, table};
 use crate::operations::explain::Explanation;
-use crate::operations::verify::{Code, CodeInfo, Finding, Severity, Verdict, VerifyReport};
+use crate::operations::findings::catalog::{Code, CodeInfo, Finding, Severity};
+use crate::operations::verify::{Verdict, VerifyReport};
 
 fn severity(s: &Styles, sev: Severity) -> String {
     let name = format!("{:<7}", sev.as_str());

@@ -211,9 +211,11 @@ fn data_flows_from_the_engine_through_the_operations_to_the_face() {
 }
 
 /// The modules of `operations` that are not commands: what the commands
-/// share (report types, exit statuses, contract versions, numbers).
-const SHARED_OPERATIONS: [&str; 4] = [
+/// share (report types, findings and their checks, exit statuses,
+/// contract versions, numbers).
+const SHARED_OPERATIONS: [&str; 5] = [
     "operations::exit",
+    "operations::findings",
     "operations::numbers",
     "operations::report",
     "operations::schema",

@@ -1,62 +1,32 @@
-//! `verify`, the pre-resume go/no-go: every path checked, resume's
-//! forecast judged, one report and the exit status that goes with it.
-//! Read-only; nothing is printed here.
-//!
-//! The parts: the finding catalog ([`catalog`]), the checks of journals,
-//! snapshots and state directories ([`checks`]), the findings they yield
-//! ([`findings`]) and the report ([`report`]).
+//! `verify`, the pre-resume go/no-go: every path checked
+//! (`operations::findings`), resume's forecast judged, one report
+//! ([`report`]) and the exit status that goes with it. Read-only; nothing
+//! is printed here.
 
-pub mod catalog;
-pub mod checks;
-pub mod findings;
 pub mod report;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub use catalog::{CHECKED, Code, CodeInfo, NOT_CHECKABLE, Remedy, Scope, Severity};
-#[cfg(any(test, feature = "test-hooks"))]
-pub use checks::check_shortcut;
-pub use checks::{
-    JournalVerification, LineChecks, directory, ignore_code, journal, resume, snapshot,
-};
-pub use findings::{At, Finding, Findings, Id};
 pub use report::{
     CheckError, FileCounts, RemedyTargets, SettingsReport, TargetReport, Verdict, VerifyReport,
     next_steps,
 };
 
-use crate::engine::journal::Positional;
-use crate::engine::journal::{self as resume, Forecast};
+use crate::engine::journal::Forecast;
 use crate::operations::exit::Exit;
+use crate::operations::findings::Settings;
+use crate::operations::findings::catalog::{CHECKED, Findings, NOT_CHECKABLE};
+use crate::operations::findings::journal::{check_journal, resume_findings};
+use crate::operations::findings::state::{directory, snapshot};
 use crate::operations::schema;
-use crate::store::error::InputError;
-use crate::store::error::in_words;
-use crate::store::format;
-use crate::store::format::Kind;
+use crate::store::error::{InputError, in_words};
+use crate::store::format::{self, Kind};
 use crate::store::lock::ProcLocks;
 use crate::store::open;
 use crate::store::progress::Progress;
 use crate::store::read;
-use crate::store::resolve::Target;
-use crate::store::resolve::{self, Purpose};
-
-/// What a verification asks.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    /// The present, in Unix seconds.
-    pub now: f64,
-    /// Leases at least this old are expired (0: all, as resume does).
-    pub ttl: f64,
-    /// Clock tolerance for future leases and regressions.
-    pub skew: f64,
-    /// Examples kept per code (0: all). Counts stay exact.
-    pub max_examples: usize,
-    /// Codes to leave out entirely, as given (the report echoes them).
-    pub ignore: Vec<Code>,
-    /// Warnings make the verdict no-go too.
-    pub strict: bool,
-}
+use crate::store::resolve::{self, Purpose, Target};
 
 /// Verifies `paths` (read as `kind`, or as detected) and judges them:
 /// the report, and the exit status its verdict calls for. A path that
@@ -150,103 +120,19 @@ fn verify_file(
     settings: &Settings,
     progress: &dyn Progress,
 ) -> Result<(Findings, Option<Forecast>), InputError> {
-    let shown = path.display().to_string();
-    let read_error =
-        |e: &std::io::Error| InputError::new(path, format!("read error: {}", in_words(e)));
     match kind {
-        Kind::Journal => {
-            let deferred = path.file_name().is_some_and(|n| n == format::DEFERRED);
-            let len = open::size(path, &file)?;
-            let meter = progress.meter(path, len);
-            let advance = |n| meter.advance(n);
-            let src = Positional::file(&file, len).with_progress(&advance);
-            let result = journal(src, &shown, deferred, settings)
-                .map(|mut v| {
-                    // The forecast needs the active leases only: the
-                    // completed set goes first, so that the two never
-                    // add up at peak.
-                    drop(std::mem::take(&mut v.replay.completed));
-                    let forecast =
-                        resume::forecast(&v.replay, &v.summary.tail, settings.now, |p| {
-                            Path::new(p).is_file()
-                        });
-                    (v.findings, Some(forecast))
-                })
-                .map_err(|e| read_error(&e));
-            meter.finish();
-            result
-        }
+        Kind::Journal => check_journal(path, &file, settings, progress)
+            .map(|(findings, forecast)| (findings, Some(forecast))),
         Kind::Snapshot => {
             let mut bytes = prefix;
-            file.read_to_end(&mut bytes).map_err(|e| read_error(&e))?;
-            Ok((snapshot(&bytes, &shown, settings), None))
+            file.read_to_end(&mut bytes)
+                .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))))?;
+            Ok((
+                snapshot(&bytes, &path.display().to_string(), settings),
+                None,
+            ))
         }
     }
-}
-
-/// The findings of resume's forecasts for a checked path's journals, in
-/// the order resume reads them.
-fn resume_findings(mut forecasts: Vec<(String, Forecast)>, settings: &Settings) -> Findings {
-    let mut named: Vec<(&str, &mut Forecast)> = forecasts
-        .iter_mut()
-        .map(|(file, f)| (file.as_str(), f))
-        .collect();
-    resume::mark_duplicates(&mut named);
-    resume(&forecasts, settings)
-}
-
-/// The codes whose findings depend on the state at the end of a journal:
-/// the leases still active then, and resume's forecast of them. A stream
-/// written as the file is read cannot know them ([`LineChecks`]).
-pub const END_STATE: [Code; 5] = [
-    Code::LegacyClockLease,
-    Code::FutureLease,
-    Code::ExpiredLease,
-    Code::SeedMissing,
-    Code::RequeuedTwice,
-];
-
-/// The end-state findings of `journals` (read in the order resume reads
-/// them: resume's duplicates span them), as codes by line, one map per
-/// journal. One read of each; memory is bounded by their active leases.
-pub fn end_state_codes(
-    journals: &[(PathBuf, std::fs::File)],
-    settings: &Settings,
-    progress: &dyn Progress,
-) -> Result<Vec<std::collections::BTreeMap<u64, Vec<Code>>>, InputError> {
-    // Every other code is left out, and each of these is kept.
-    let settings = Settings {
-        ignore: Code::ALL
-            .iter()
-            .copied()
-            .filter(|c| !END_STATE.contains(c))
-            .collect(),
-        max_examples: 0,
-        ..settings.clone()
-    };
-    let mut found = Findings::default();
-    let mut forecasts = Vec::new();
-    for (path, file) in journals {
-        let file = file.try_clone().map_err(|e| InputError::io(path, &e))?;
-        let (findings, forecast) =
-            verify_file(path, Kind::Journal, Vec::new(), file, &settings, progress)?;
-        found.extend(findings);
-        forecasts.extend(forecast.map(|f| (path.display().to_string(), f)));
-    }
-    found.extend(resume_findings(forecasts, &settings));
-    let mut maps = vec![std::collections::BTreeMap::new(); journals.len()];
-    for finding in found.examples {
-        let file = journals
-            .iter()
-            .position(|(path, _)| path.display().to_string() == finding.file);
-        if let (Some(file), Some(line)) = (file, finding.line) {
-            maps[file]
-                .entry(line)
-                .or_insert_with(Vec::new)
-                .push(finding.code);
-        }
-    }
-    Ok(maps)
 }
 
 /// What checking one path gave.

@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::catalog::{Code, Remedy, Severity};
-use super::findings::{Finding, Findings};
 use crate::operations::exit::Exit;
+use crate::operations::findings::catalog::{Code, Finding, Findings, Remedy, Severity};
 use crate::store::error::InputError;
 use crate::store::path::shell_quote;
 

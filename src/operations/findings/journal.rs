@@ -1,29 +1,26 @@
-//! The checks of `verify`: a journal's lines and its replay, resume's
-//! forecast, a snapshot and upstream's restore of it, a state directory's
-//! listing. Pure: files come in as readers or bytes, findings go out as
-//! values; the caller passes `now`, the TTL and the skew.
+//! The checks of a journal: each line as upstream's loader takes it, the
+//! replay, the tail, and resume's forecast of the leases still active.
 //!
 //! Each line upstream's loader ignores yields exactly one finding saying why
 //! (see [`ignore_code`]); protocol checks (F314 L1, L2, L4, L5, L6) run on
-//! the replay; snapshot checks on upstream's restore.
+//! the replay.
 
+use std::collections::BTreeMap;
+use std::fs::File;
 use std::io;
+use std::path::{Path, PathBuf};
 
 use super::Settings;
-use super::catalog::{Code, Severity};
-use super::findings::{At, Findings, Id};
+use super::catalog::{At, Code, Findings, Id, Severity};
 use crate::engine::journal::{
-    self, Clock, ClockMarker, CorruptReason, Effect, IgnoreReason, LeaseRejection, LineEvent,
-    LineKind, Observer, Op, Replay, Summary, Terminator,
+    self, Clock, ClockMarker, CorruptReason, Effect, Forecast, IgnoreReason, LeaseRejection,
+    LineEvent, LineKind, Observer, Op, Positional, Replay, Summary, Terminator,
 };
-use crate::engine::snapshot;
-use crate::store::lock::LockState;
-use crate::store::statedir::TempFile;
-
-/// `n` and the noun, singular for exactly 1.
-fn plural_en(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
+use crate::operations::numbers::plural_unseparated;
+use crate::store::error::{InputError, in_words};
+use crate::store::format;
+use crate::store::open;
+use crate::store::progress::Progress;
 
 /// The code of the finding that explains why upstream ignored a line.
 pub fn ignore_code(reason: IgnoreReason) -> Code {
@@ -137,14 +134,14 @@ impl Observer for JournalChecks<'_> {
                 f.add(s, Code::InvalidUtf8, file, at, || {
                     format!(
                         "{} inside a string: deleting them changes the value",
-                        plural_en(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes")
+                        plural_unseparated(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes")
                     )
                 });
             } else {
                 f.add(s, Code::InvalidUtf8, file, at, || {
                     format!(
                         "{} between tokens, deleted before parsing",
-                        plural_en(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes")
+                        plural_unseparated(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes")
                     )
                 });
             }
@@ -597,176 +594,98 @@ pub fn resume(
     f
 }
 
-/// Verifies a snapshot's bytes.
-pub fn snapshot(bytes: &[u8], file: &str, settings: &Settings) -> Findings {
-    let s = settings;
-    let mut f = Findings::default();
-    let snap = snapshot::read(bytes);
-    let none = At::default();
-    match &snap.parse {
-        Err(e) => {
-            let e = e.to_string();
-            f.add(s, Code::SnapshotCorrupt, file, none, || {
-                format!("does not parse ({e}): upstream starts empty and every statistic is lost")
-            });
-            return f;
-        }
-        Ok(_) if !snap.is_object => {
-            f.add(s, Code::SnapshotCorrupt, file, none, || {
-                "not a JSON object: upstream's restore ignores it and starts empty".into()
-            });
-            return f;
-        }
-        Ok(stats) => {
-            if stats.duplicate_members > 0 {
-                let n = stats.duplicate_members;
-                f.add(s, Code::SnapshotDuplicateMember, file, none, || {
-                    format!(
-                        "{}: the last value of each wins",
-                        plural_en(n, "repeated member name", "repeated member names")
-                    )
-                });
-            }
-            if stats.nonfinite_constants > 0 {
-                let n = stats.nonfinite_constants;
-                f.add(s, Code::SnapshotNonFinite, file, none, || {
-                    plural_en(n, "NaN/Infinity constant", "NaN/Infinity constants")
-                });
-            }
-        }
-    }
-    if !snap.unix_clock {
-        f.add(s, Code::SnapshotLegacyClock, file, none, || {
-            "no \"clock\":\"unix\": last_lease/last_complete are monotonic and restore zeroes them"
-                .into()
-        });
-    }
-    let c = &snap.changes;
-    if c.stats_truncated + c.leases_truncated > 0 {
-        f.add(s, Code::SnapshotTruncated, file, none, || {
-            format!(
-                "{} stats and {} leases before the last 65536 are never read",
-                c.stats_truncated, c.leases_truncated
-            )
-        });
-    }
-    for member in &c.ignored_members {
-        f.add(s, Code::SnapshotDroppedEntry, file, none, || {
-            format!("\"{member}\" is not a list: restore ignores all of it")
-        });
-    }
-    for d in &c.dropped {
-        let at = At {
-            id: d.task_id.as_deref().map(Id::Text),
-            ..At::default()
-        };
-        f.add(s, Code::SnapshotDroppedEntry, file, at, || {
-            format!("{}[{}]: {}", list_name(d.list), d.index, d.reason)
-        });
-    }
-    if let Some(restored) = &snap.restored {
-        let infinite = restored
-            .stats
-            .iter()
-            .filter(|t| {
-                !t.reward.is_finite()
-                    || !t.elapsed.is_finite()
-                    || !t.last_lease.is_finite()
-                    || !t.last_complete.is_finite()
-            })
-            .count();
-        if infinite > 0
-            && snap
-                .parse
-                .as_ref()
-                .is_ok_and(|p| p.nonfinite_constants == 0)
-        {
-            f.add(s, Code::SnapshotNonFinite, file, none, || {
-                format!("{infinite} stats entries restore to an infinite value")
-            });
-        }
-        for lease in &restored.leases {
-            let at = At {
-                id: Some(Id::Text(&lease.task_id)),
-                ..At::default()
-            };
-            f.add(s, Code::SnapshotInheritedLease, file, at, || {
-                format!(
-                    "state lease of worker {} from the previous coordinator epoch: restore makes it stale",
-                    lease.worker
-                )
-            });
-        }
-    }
-    for task in &c.leases_without_stats {
-        let at = At {
-            id: Some(Id::Text(task)),
-            ..At::default()
-        };
-        f.add(s, Code::SnapshotLeaseWithoutStats, file, at, || {
-            "a state lease whose task has no stats entry".into()
-        });
-    }
-    f
-}
-
-fn list_name(list: snapshot::List) -> &'static str {
-    match list {
-        snapshot::List::Stats => "stats",
-        snapshot::List::Leases => "leases",
-    }
-}
-
-/// Verifies what a state directory's listing shows.
-pub fn directory(
-    dir: &str,
-    has_work_journal: bool,
-    (temp_files, backups): (&[TempFile], &[TempFile]),
-    lock: &LockState,
+/// Checks one journal and forecasts what resume does with its leases
+/// (seed paths looked up from the current directory); shows the reading
+/// to `progress`.
+pub fn check_journal(
+    path: &Path,
+    file: &File,
     settings: &Settings,
-) -> Findings {
-    let s = settings;
-    let mut f = Findings::default();
-    if !backups.is_empty() {
-        let bytes: u64 = backups.iter().map(|b| b.bytes).sum();
-        f.add(s, Code::LeasejournalBackups, dir, At::default(), || {
-            format!(
-                "{} left by leasejournal, {bytes} bytes in all: {}",
-                if backups.len() == 1 {
-                    "1 backup or export".to_string()
-                } else {
-                    format!("{} backups and exports", backups.len())
-                },
-                backups
-                    .iter()
-                    .map(|b| b.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        });
-    }
-    for t in temp_files {
-        f.add(s, Code::StaleTempFile, dir, At::default(), || {
-            format!("{} ({} bytes) left by a crashed rewrite", t.name, t.bytes)
-        });
-    }
-    if lock.held == Some(true) {
-        let pids = lock
-            .holders
+    progress: &dyn Progress,
+) -> Result<(Findings, Forecast), InputError> {
+    let shown = path.display().to_string();
+    let deferred = path.file_name().is_some_and(|n| n == format::DEFERRED);
+    let len = open::size(path, file)?;
+    let meter = progress.meter(path, len);
+    let advance = |n| meter.advance(n);
+    let src = Positional::file(file, len).with_progress(&advance);
+    let result = journal(src, &shown, deferred, settings)
+        .map(|mut v| {
+            // The forecast needs the active leases only: the completed set
+            // goes first, so that the two never add up at peak.
+            drop(std::mem::take(&mut v.replay.completed));
+            let forecast = journal::forecast(&v.replay, &v.summary.tail, settings.now, |p| {
+                Path::new(p).is_file()
+            });
+            (v.findings, forecast)
+        })
+        .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))));
+    meter.finish();
+    result
+}
+
+/// The findings of resume's forecasts for a checked path's journals, in
+/// the order resume reads them.
+pub fn resume_findings(mut forecasts: Vec<(String, Forecast)>, settings: &Settings) -> Findings {
+    let mut named: Vec<(&str, &mut Forecast)> = forecasts
+        .iter_mut()
+        .map(|(file, f)| (file.as_str(), f))
+        .collect();
+    journal::mark_duplicates(&mut named);
+    resume(&forecasts, settings)
+}
+
+/// The codes whose findings depend on the state at the end of a journal:
+/// the leases still active then, and resume's forecast of them. A stream
+/// written as the file is read cannot know them ([`LineChecks`]).
+pub const END_STATE: [Code; 5] = [
+    Code::LegacyClockLease,
+    Code::FutureLease,
+    Code::ExpiredLease,
+    Code::SeedMissing,
+    Code::RequeuedTwice,
+];
+
+/// The end-state findings of `journals` (read in the order resume reads
+/// them: resume's duplicates span them), as codes by line, one map per
+/// journal. One read of each; memory is bounded by their active leases.
+pub fn end_state_codes(
+    journals: &[(PathBuf, File)],
+    settings: &Settings,
+    progress: &dyn Progress,
+) -> Result<Vec<BTreeMap<u64, Vec<Code>>>, InputError> {
+    // Every other code is left out, and each of these is kept.
+    let settings = Settings {
+        ignore: Code::ALL
             .iter()
-            .map(|p| p.to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        f.add(s, Code::LiveMaster, dir, At::default(), || {
-            format!(".master-queue.lock is held by pid {pids}: a master is running")
-        });
+            .copied()
+            .filter(|c| !END_STATE.contains(c))
+            .collect(),
+        max_examples: 0,
+        ..settings.clone()
+    };
+    let mut found = Findings::default();
+    let mut forecasts = Vec::new();
+    for (path, file) in journals {
+        let file = file.try_clone().map_err(|e| InputError::io(path, &e))?;
+        let (findings, forecast) = check_journal(path, &file, &settings, progress)?;
+        found.extend(findings);
+        forecasts.push((path.display().to_string(), forecast));
     }
-    if !has_work_journal {
-        f.add(s, Code::MissingJournal, dir, At::default(), || {
-            "no .work_leases.jsonl: nothing to recover".into()
-        });
+    found.extend(resume_findings(forecasts, &settings));
+    let mut maps = vec![BTreeMap::new(); journals.len()];
+    for finding in found.examples {
+        let file = journals
+            .iter()
+            .position(|(path, _)| path.display().to_string() == finding.file);
+        if let (Some(file), Some(line)) = (file, finding.line) {
+            maps[file]
+                .entry(line)
+                .or_insert_with(Vec::new)
+                .push(finding.code);
+        }
     }
-    f
+    Ok(maps)
 }
 
 #[cfg(test)]
