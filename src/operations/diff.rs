@@ -726,11 +726,11 @@ pub fn run(
     let (kind_b, prefix_b, file_b) = open_file(b, kind)?;
     if kind_a != kind_b {
         anyhow::bail!(
-            "cannot compare {} ({}) with {} ({}): diff compares two journals or two snapshots",
+            "cannot compare {} (a {}) with {} (a {}): diff compares two journals or two snapshots",
             a.display(),
-            kind_name(kind_a),
+            kind_a.name(),
             b.display(),
-            kind_name(kind_b)
+            kind_b.name()
         );
     }
     let report = match kind_a {
@@ -946,13 +946,6 @@ fn diff_journals(
 }
 
 /// "a journal" or "a snapshot".
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Journal => "a journal",
-        Kind::Snapshot => "a snapshot",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

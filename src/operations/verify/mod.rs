@@ -24,6 +24,7 @@ use crate::store::error::{InputError, in_words};
 use crate::store::format::{self, Kind};
 use crate::store::lock::ProcLocks;
 use crate::store::open;
+use crate::store::path::parent_or_dot;
 use crate::store::progress::Progress;
 use crate::store::read;
 use crate::store::resolve::{self, Purpose, Target};
@@ -164,10 +165,7 @@ fn verify_target(
         } => {
             // A file inside a running master's directory is as busy as the
             // directory.
-            let dir = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
+            let dir = parent_or_dot(&path);
             // Standard input has no directory, and nothing to fix in place.
             let stdin = open::is_stdin(&path);
             let holders = if stdin {

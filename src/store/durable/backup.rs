@@ -7,7 +7,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::error::{WriteError, io_err};
-use super::{give_to, link_unnamed, open_target, parent, sync_dir};
+use super::{give_to, link_unnamed, open_target, parent_or_dot, sync_dir};
 use crate::store::failpoint;
 
 /// Backs `path` up as `<dir>/<name>.bak.<stamp>` (dir: `backup_dir` or the
@@ -29,7 +29,7 @@ pub fn backup(
     stamp: &str,
     replaced: Option<&File>,
 ) -> Result<PathBuf, WriteError> {
-    let dir = backup_dir.unwrap_or_else(|| parent(path));
+    let dir = backup_dir.unwrap_or_else(|| parent_or_dot(path));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -74,7 +74,7 @@ fn backup_by_link(
         original
             .sync_all()
             .map_err(io_err(&dest, "fsync the backup"))?;
-        sync_dir(parent(&dest))
+        sync_dir(parent_or_dot(&dest))
     })();
     match result {
         Ok(()) => Ok(Some(dest)),
@@ -116,7 +116,7 @@ fn backup_by_copy(path: &Path, dest: impl Fn(u32) -> PathBuf) -> Result<PathBuf,
         io::copy(&mut src, &mut out).map_err(io_err(&dest, "write the backup"))?;
         failpoint::hit("backup-written").map_err(io_err(&dest, "write the backup"))?;
         out.sync_all().map_err(io_err(&dest, "fsync the backup"))?;
-        sync_dir(parent(&dest))
+        sync_dir(parent_or_dot(&dest))
     })();
     if let Err(e) = result {
         let _ = fs::remove_file(&dest);

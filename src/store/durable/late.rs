@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{ChangeLog, WriteError};
 use super::lease::{NoLease, lease, writers_of};
-use super::{Original, create_new, parent};
+use super::{Original, create_new, parent_or_dot};
 use crate::store::error::in_words;
 
 /// Bytes another process appended to a journal during its replacement.
@@ -112,7 +112,7 @@ pub(super) fn late_path(target: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    parent(target).join(format!("{name}.late.{}.jsonl", std::process::id()))
+    parent_or_dot(target).join(format!("{name}.late.{}.jsonl", std::process::id()))
 }
 
 /// Copies `len` bytes at `from` of `src` to `dest` at `at`; returns the

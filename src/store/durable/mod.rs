@@ -55,6 +55,7 @@ pub use lock::HeldLock;
 pub use replace::{Published, remove_stale_temps, replace_in_place, temp_path, write_new};
 pub use reread::{Publish, Reread, Source, SourceError, source_error};
 
+use crate::store::path::parent_or_dot;
 use error::{io_err, open_err};
 
 /// The file a change in place replaces, held open (read-only, as
@@ -154,13 +155,6 @@ fn sync_dir(dir: &Path) -> Result<(), WriteError> {
     d.sync_all().map_err(io_err(dir, "fsync the directory"))
 }
 
-fn parent(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
 /// Creates `path`, which must not exist, with `bytes`: owned by the
 /// directory's owner, mode 0644 less the umask, fsynced with its directory.
 /// On failure nothing is left behind.
@@ -187,11 +181,11 @@ pub fn create_new(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
             },
         })?;
     let result = (|| {
-        give_to_owner_of(&file, parent(path))
+        give_to_owner_of(&file, parent_or_dot(path))
             .map_err(io_err(path, "give the file the directory's owner"))?;
         file.write_all(bytes).map_err(io_err(path, "write"))?;
         file.sync_all().map_err(io_err(path, "fsync"))?;
-        sync_dir(parent(path))
+        sync_dir(parent_or_dot(path))
     })();
     if result.is_err() {
         let _ = fs::remove_file(path);

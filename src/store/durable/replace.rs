@@ -14,7 +14,7 @@ use super::reread::{
     AbandonOnDrop, End, Progress, Publish, RefuseOnDrop, Reporting, Reread, SourceError,
 };
 use super::{
-    Identity, Original, c_path, give_to, give_to_owner_of, link_unnamed, parent, sync_dir,
+    Identity, Original, c_path, give_to, give_to_owner_of, link_unnamed, parent_or_dot, sync_dir,
 };
 use crate::store::error::in_words;
 use crate::store::failpoint;
@@ -25,7 +25,7 @@ pub fn temp_path(target: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    parent(target).join(format!("{name}.leasejournal.{}.tmp", std::process::id()))
+    parent_or_dot(target).join(format!("{name}.leasejournal.{}.tmp", std::process::id()))
 }
 
 /// Removes this tool's leftover temporary files for `target` (call under
@@ -36,7 +36,7 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let prefix = format!("{name}.leasejournal.");
-    let dir = parent(target);
+    let dir = parent_or_dot(target);
     let mut removed = Vec::new();
     for file_name in crate::store::open::dir_names(dir).unwrap_or_default() {
         let shown = file_name.to_string_lossy();
@@ -176,7 +176,7 @@ fn create_temp(target: &Path, mode: u32) -> Result<Temp, WriteError> {
             .write(true)
             .mode(mode)
             .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
-            .open(parent(target));
+            .open(parent_or_dot(target));
         match unnamed {
             Ok(file) => {
                 return Ok(Temp {
@@ -308,7 +308,7 @@ fn replace_then(
                 .map_err(io_err(&shown, "keep the mode"))?;
         }
         // A new file belongs to the directory's owner.
-        None => give_to_owner_of(file, parent(target))
+        None => give_to_owner_of(file, parent_or_dot(target))
             .map_err(io_err(&shown, "give the file the directory's owner"))?,
     }
     let progress = Progress::default();
@@ -481,7 +481,7 @@ fn replace_then(
         _ => Ok(None),
     };
     drop(result_lease);
-    let synced = sync_dir(parent(target)).map_err(|err| {
+    let synced = sync_dir(parent_or_dot(target)).map_err(|err| {
         let why = match &err {
             WriteError::Io { err, .. } => in_words(err),
             other => other.to_string(),
