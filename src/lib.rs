@@ -65,7 +65,8 @@
 //!   `store::durable::append` (seal, append, fsync).
 //! - `store::session`: lock → backup → publish (a rewrite, an append, an
 //!   export) → re-read, for every writing command; returns what it
-//!   changed.
+//!   changed; `store::compare` (a result compared with the file as it is
+//!   written).
 //!
 //! **Operations** — one module per command, input → report + exit status;
 //! they never print, and no command uses another.

@@ -105,12 +105,12 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     };
     let bars = Bars::for_paths(&args.progress, args.output.format, args.paths.len());
     let kind = args.kind.map(KindArg::kind);
-    let (report, errors) = inspect::inspect_paths(&args.paths, kind, &options, now, &bars)?;
+    let (report, errors) = inspect::inspect(&args.paths, kind, &options, now, &bars)?;
     for error in &errors {
         super::tell(format_args!("{error}"));
     }
     args.output.emit(out, &report, |out, styles| {
-        render::inspected(out, &report, now, limit, styles)
+        render::inspect_report(out, &report, now, limit, styles)
     })?;
     Ok(Exit::of_read_errors(&errors))
 }

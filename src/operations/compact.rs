@@ -12,13 +12,13 @@ use crate::engine::journal::HiddenCount;
 use crate::engine::journal::compaction::{Measured, scan_observed, write_kept, write_leases};
 use crate::operations::exit::Exit;
 use crate::operations::report::{Command, Report, refuse_hidden};
+use crate::store::compare::{CompareSink, Tee};
 use crate::store::durable::{self, Publish};
 use crate::store::failpoint;
 use crate::store::format::Kind;
 use crate::store::progress::Progress;
 use crate::store::session::{
-    self, CompareSink, Mode, Opened, Outcome, Publication, Session, Tee, Tell, WriteOptions,
-    check_replay,
+    self, Mode, Opened, Outcome, Publication, Session, Tell, WriteOptions, check_replay,
 };
 
 /// What `compact` drops besides what upstream's compaction drops.

@@ -271,7 +271,7 @@ impl Observer for History {
 /// What `inspect` reports: one file, or a state directory.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub enum Inspection {
+pub enum PathReport {
     /// A journal or a snapshot.
     File(FileReport),
     /// A state directory and each of its files.
@@ -281,13 +281,13 @@ pub enum Inspection {
 /// What `inspect` of several paths reports: each path's inspection, in
 /// the order given, and the paths that could not be read.
 #[derive(Debug, Serialize)]
-pub struct Inspections {
+pub struct ManyPathsReport {
     /// Contract version.
     pub schema_version: u32,
     /// `inspections`.
     pub kind: &'static str,
     /// One per path that was read, in the order given.
-    pub inspections: Vec<Inspection>,
+    pub inspections: Vec<PathReport>,
     /// The paths that could not be read, in the order given.
     pub errors: Vec<PathError>,
 }
@@ -304,33 +304,33 @@ pub struct PathError {
 /// What `inspect` reports: one path's inspection, or several paths'.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub enum Inspected {
+pub enum InspectReport {
     /// One path: its inspection.
-    One(Inspection),
+    One(PathReport),
     /// Several paths.
-    Many(Inspections),
+    Many(ManyPathsReport),
 }
 
 /// Inspects every path of `paths`, several at once, and
 /// returns the report with the errors of the paths that could not be read
 /// (already in the report of several paths). One path that cannot be read
 /// is the error.
-pub fn inspect_paths(
+pub fn inspect(
     paths: &[PathBuf],
     kind: Option<Kind>,
     options: &JournalOptions,
     now: f64,
     progress: &dyn Progress,
-) -> Result<(Inspected, Vec<InputError>), InputError> {
+) -> Result<(InspectReport, Vec<InputError>), InputError> {
     // Read once for every path: who holds which lock.
     let proc_locks = ProcLocks::default();
     let mut results = read::each_path(paths, |path| {
-        inspect(path, kind, options, now, progress, &proc_locks)
+        path_report(path, kind, options, now, progress, &proc_locks)
     });
     if results.len() == 1
         && let Some(result) = results.pop()
     {
-        return Ok((Inspected::One(result?), Vec::new()));
+        return Ok((InspectReport::One(result?), Vec::new()));
     }
     let mut inspections = Vec::new();
     let (mut errors, mut shown) = (Vec::new(), Vec::new());
@@ -351,41 +351,41 @@ pub fn inspect_paths(
             }
         }
     }
-    let report = Inspections {
+    let report = ManyPathsReport {
         schema_version: schema::INSPECT,
         kind: "inspections",
         inspections,
         errors: shown,
     };
-    Ok((Inspected::Many(report), errors))
+    Ok((InspectReport::Many(report), errors))
 }
 
 /// Inspects PATH: a journal, a snapshot, or a state directory (`-` is
 /// standard input), read once, read-only; who holds which lock is read
 /// (once for a run) through `proc_locks`.
-fn inspect(
+fn path_report(
     path: &Path,
     kind: Option<Kind>,
     options: &JournalOptions,
     now: f64,
     progress: &dyn Progress,
     proc_locks: &ProcLocks,
-) -> Result<Inspection, InputError> {
+) -> Result<PathReport, InputError> {
     match resolve::resolve(path, kind, Purpose::Read(proc_locks))? {
         Target::File {
             path,
             kind,
             prefix,
             file,
-        } => inspect_file(&path, kind, prefix, file, options, now, progress).map(Inspection::File),
+        } => file_report(&path, kind, prefix, file, options, now, progress).map(PathReport::File),
         Target::Directory(dir) => {
-            let files = inspect_directory(&dir, options, now, progress)?;
+            let files = directory_report(&dir, options, now, progress)?;
             let missing = [format::DEFERRED, format::WORK_LEASES, format::STATE_TASKS]
                 .into_iter()
                 .filter(|name| !dir.files.iter().any(|(p, _)| p.ends_with(name)))
                 .map(str::to_string)
                 .collect();
-            Ok(Inspection::Directory(DirectoryReport {
+            Ok(PathReport::Directory(DirectoryReport {
                 schema_version: schema::INSPECT,
                 kind: "directory",
                 path: path.display().to_string(),
@@ -399,7 +399,7 @@ fn inspect(
 }
 
 /// Inspects one opened file.
-fn inspect_file(
+fn file_report(
     path: &Path,
     kind: Kind,
     prefix: Vec<u8>,
@@ -430,7 +430,7 @@ fn inspect_file(
 }
 
 /// Inspects every known file of a state directory, in resume order.
-fn inspect_directory(
+fn directory_report(
     dir: &StateDir,
     options: &JournalOptions,
     now: f64,
@@ -440,7 +440,7 @@ fn inspect_directory(
         .iter()
         .map(|(path, kind)| {
             let (file, _) = open::open_regular(path)?;
-            inspect_file(path, *kind, Vec::new(), file, options, now, progress)
+            file_report(path, *kind, Vec::new(), file, options, now, progress)
         })
         .collect()
 }

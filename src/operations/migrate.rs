@@ -21,13 +21,14 @@ use crate::engine::journal::{Reclaim, reclaims};
 use crate::engine::snapshot::{self, Dropped, Zeroed};
 use crate::operations::exit::Exit;
 use crate::operations::report::{Command, Report, refuse_hidden};
+use crate::store::compare::CompareSink;
 use crate::store::durable::{self, Publish};
 use crate::store::error::in_words;
 use crate::store::failpoint;
 use crate::store::format::Kind;
 use crate::store::progress::Progress;
 use crate::store::session::{
-    self, CompareSink, Opened, Outcome, Publication, Session, Tell, WriteOptions, check_replay,
+    self, Opened, Outcome, Publication, Session, Tell, WriteOptions, check_replay,
 };
 
 /// What `migrate` does to one file.

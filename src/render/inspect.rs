@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::{Styles, age, count, duration, noun, plural, printable, table, utc};
 use crate::engine::journal::{Clock, ClockMarker, IgnoreReason, TailState, short_id};
 use crate::operations::inspect::{
-    DirectoryReport, FileReport, Inspected, Inspection, JournalReport, SnapshotReport,
+    DirectoryReport, FileReport, InspectReport, JournalReport, PathReport, SnapshotReport,
 };
 
 /// Writes a journal report.
@@ -377,37 +377,37 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
 }
 
 /// Writes what `inspect` found: one file, or a state directory.
-pub fn inspection(
+pub fn path_report(
     out: &mut dyn Write,
-    r: &Inspection,
+    r: &PathReport,
     now: f64,
     limit: Option<usize>,
     s: &Styles,
 ) -> io::Result<()> {
     match r {
-        Inspection::File(FileReport::Journal(j)) => journal(out, j, now, limit, s),
-        Inspection::File(FileReport::Snapshot(snap)) => snapshot(out, snap, s),
-        Inspection::Directory(d) => directory(out, d, now, limit, s),
+        PathReport::File(FileReport::Journal(j)) => journal(out, j, now, limit, s),
+        PathReport::File(FileReport::Snapshot(snap)) => snapshot(out, snap, s),
+        PathReport::Directory(d) => directory(out, d, now, limit, s),
     }
 }
 
 /// Writes what `inspect` reports: one inspection, or several, a blank line
 /// between two.
-pub fn inspected(
+pub fn inspect_report(
     out: &mut dyn Write,
-    r: &Inspected,
+    r: &InspectReport,
     now: f64,
     limit: Option<usize>,
     s: &Styles,
 ) -> io::Result<()> {
     match r {
-        Inspected::One(one) => inspection(out, one, now, limit, s),
-        Inspected::Many(many) => {
+        InspectReport::One(one) => path_report(out, one, now, limit, s),
+        InspectReport::Many(many) => {
             for (i, one) in many.inspections.iter().enumerate() {
                 if i > 0 {
                     writeln!(out)?;
                 }
-                inspection(out, one, now, limit, s)?;
+                path_report(out, one, now, limit, s)?;
             }
             Ok(())
         }

@@ -11,7 +11,7 @@ mod workers;
 mod write;
 
 pub use diff::diff;
-pub use inspect::{directory, inspected, inspection, journal, snapshot};
+pub use inspect::{directory, inspect_report, journal, path_report, snapshot};
 pub use table::{Table, printable};
 pub use timeline::timeline;
 pub use verify::{catalog, explain, verify};

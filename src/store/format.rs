@@ -13,7 +13,7 @@ use crate::engine::{journal, snapshot};
 pub use crate::engine::journal::{DEFERRED, WORK_LEASES};
 pub use crate::engine::snapshot::STATE_TASKS;
 
-/// Upstream's state files, as messages list them.
+/// Upstream's state files, in the order messages list them.
 pub const STATE_FILES: [&str; 3] = [WORK_LEASES, DEFERRED, STATE_TASKS];
 
 /// What a file holds.
@@ -42,10 +42,26 @@ impl Kind {
     /// master's resume reads them (the deferred journal first).
     pub fn state_files(self) -> &'static [&'static str] {
         match self {
-            Kind::Journal => &[DEFERRED, WORK_LEASES],
-            Kind::Snapshot => &[STATE_TASKS],
+            Kind::Journal => &journal::NAMES,
+            Kind::Snapshot => &snapshot::NAMES,
         }
     }
+}
+
+/// Every state file a state directory may hold, with its kind, in the
+/// order the master's resume reads them.
+pub fn state_files() -> impl Iterator<Item = (&'static str, Kind)> {
+    Kind::ALL
+        .into_iter()
+        .flat_map(|kind| kind.state_files().iter().map(move |name| (*name, kind)))
+}
+
+/// The state file a file name belongs to: `<state file>.<anything>`.
+pub fn state_file_of(name: &str) -> Option<&'static str> {
+    state_files().map(|(file, _)| file).find(|file| {
+        name.strip_prefix(file)
+            .is_some_and(|rest| rest.starts_with('.'))
+    })
 }
 
 /// The kind a file name implies, if it implies one: a journal's name

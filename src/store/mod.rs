@@ -21,11 +21,14 @@
 //!   how (or whether) the face draws it;
 //! - `store::durable`: durable writes, a file by idea (errors, lock,
 //!   leases, backup, replace, re-read, late appends, append);
+//! - `store::compare`: writers that compare a result with the file and
+//!   copy it to two places;
 //! - `store::session`: the write session: lock, backup, publish (a
 //!   rewrite, an append, an export), re-read, and what it changed;
 //! - `store::failpoint`: the crash tests' failpoints, empty without the
 //!   `test-hooks` feature.
 
+pub mod compare;
 pub mod durable;
 pub mod error;
 pub mod failpoint;

@@ -16,7 +16,9 @@ use serde::Serialize;
 
 use crate::engine::journal::{Positional, Replay, Scan, StateView, TailFix};
 use crate::store::durable::HeldLock;
-use crate::store::durable::{self, Change, ChangeLog, Identity, Publish, Seal, Sealed, WriteError};
+use crate::store::durable::{
+    self, Change, ChangeLog, Done, Identity, Publish, Seal, Sealed, WriteError,
+};
 use crate::store::error::{InputError, in_words};
 use crate::store::format::Kind;
 use crate::store::path::parent_or_dot;
@@ -750,7 +752,7 @@ fn append_and_check(
     let appended = durable::append(changes, path, identity, seal, bytes)?;
     let unconfirmed = |failed: String| WriteError::AfterChange {
         path: path.to_path_buf(),
-        done: "was changed".into(),
+        done: Done::Changed,
         failed,
     };
     let (reread, _) = durable::open_target(path)
@@ -763,87 +765,4 @@ fn append_and_check(
         ))
     })?;
     Ok(appended.sealed)
-}
-
-/// A sink that compares what is written with a reader's bytes. Once they
-/// differ it only counts: the reader and its buffer are dropped.
-pub struct CompareSink<R: Read> {
-    src: Option<R>,
-    scratch: Vec<u8>,
-    /// Bytes written so far.
-    pub written: u64,
-    /// Whether everything written so far matched.
-    pub equal: bool,
-}
-
-impl<R: Read> CompareSink<R> {
-    /// Compares against `src`.
-    pub fn new(src: R) -> Self {
-        CompareSink {
-            src: Some(src),
-            scratch: Vec::new(),
-            written: 0,
-            equal: true,
-        }
-    }
-
-    /// Whether the output equalled the whole source.
-    pub fn finish(self) -> io::Result<(u64, bool)> {
-        let at_end = match self.src {
-            Some(mut src) => src.read(&mut [0u8; 1])? == 0,
-            None => false,
-        };
-        Ok((self.written, self.equal && at_end))
-    }
-}
-
-impl<R: Read> Write for CompareSink<R> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if let Some(src) = &mut self.src {
-            if self.scratch.len() < buf.len() {
-                self.scratch.resize(buf.len(), 0);
-            }
-            let theirs = &mut self.scratch[..buf.len()];
-            let mut got = 0;
-            while got < buf.len() {
-                let n = src.read(&mut theirs[got..])?;
-                if n == 0 {
-                    break;
-                }
-                got += n;
-            }
-            if got < buf.len() || theirs != buf {
-                self.equal = false;
-                self.src = None;
-                self.scratch = Vec::new();
-            }
-        }
-        self.written += buf.len() as u64;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Writes everything to two writers.
-pub struct Tee<'a> {
-    /// The first.
-    pub a: &'a mut dyn Write,
-    /// The second.
-    pub b: &'a mut dyn Write,
-}
-
-impl Write for Tee<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.a.write_all(buf)?;
-        self.b.write_all(buf)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.a.flush()?;
-        self.b.flush()
-    }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::store::error::{InputError, in_words};
-use crate::store::format::{Kind, STATE_FILES};
+use crate::store::format::{self, Kind};
 use crate::store::lock::{self, LockState};
 use crate::store::open::dir_names;
 
@@ -57,10 +57,7 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
                 && meta.is_file()
             {
                 backups.push(TempFile {
-                    belongs_to: STATE_FILES
-                        .into_iter()
-                        .find(|f| name.starts_with(&format!("{f}.")))
-                        .map(str::to_string),
+                    belongs_to: format::state_file_of(&name).map(str::to_string),
                     name,
                     bytes: meta.len(),
                     ours: true,
@@ -75,10 +72,7 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
         if !meta.is_file() {
             continue;
         }
-        let belongs_to = STATE_FILES
-            .into_iter()
-            .find(|f| name.starts_with(&format!("{f}.")))
-            .map(str::to_string);
+        let belongs_to = format::state_file_of(&name).map(str::to_string);
         let ours = name.contains(".leasejournal.");
         temp_files.push(TempFile {
             name,
@@ -93,10 +87,7 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
     // A state file that is absent is absent; one that cannot be looked at
     // is an error, never silently left out.
     let mut files: Vec<(PathBuf, Kind)> = Vec::new();
-    for (name, kind) in Kind::ALL
-        .into_iter()
-        .flat_map(|kind| kind.state_files().iter().map(move |name| (*name, kind)))
-    {
+    for (name, kind) in format::state_files() {
         let path = dir.join(name);
         match fs::symlink_metadata(&path) {
             Ok(_) => files.push((path, kind)),
@@ -123,8 +114,8 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
 /// Whether a file name is one of this tool's backups or discard exports
 /// of a state file.
 fn is_our_copy(name: &str) -> bool {
-    STATE_FILES.iter().any(|f| {
-        name.strip_prefix(*f).is_some_and(|rest| {
+    format::state_files().any(|(f, _)| {
+        name.strip_prefix(f).is_some_and(|rest| {
             rest.starts_with(".bak.")
                 || (rest.starts_with(".discarded.") && rest.ends_with(".jsonl"))
         })

@@ -7,7 +7,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::Identity;
-use super::error::{ChangeLog, WriteError, io_err, open_err};
+use super::error::{ChangeLog, Done, WriteError, io_err, open_err};
 use super::lease::lease;
 use crate::store::error::in_words;
 use crate::store::failpoint;
@@ -78,27 +78,27 @@ pub fn append(
     }
     let words = |err: &io::Error| in_words(err);
     let mut sealed = Sealed::AsPlanned;
-    let mut done: Option<&str> = None;
+    let mut done: Option<Done> = None;
     let terminate = |file: &File| (&mut &*file).write_all(b"\n");
     match seal {
         Seal::Clean => {}
         Seal::Truncate(len) if held.is_some() => {
             file.set_len(len)
                 .map_err(io_err(target, "cut the torn tail"))?;
-            done = Some("had its torn tail cut");
+            done = Some(Done::TailCut);
         }
         Seal::Truncate(_) => {
             terminate(&file).map_err(io_err(target, "end the torn last line"))?;
             sealed = Sealed::Terminated;
-            done = Some("had its torn last line ended with a newline");
+            done = Some(Done::TornLineEnded);
         }
         Seal::Newline => {
             terminate(&file).map_err(io_err(target, "terminate the last line"))?;
-            done = Some("had its last line terminated");
+            done = Some(Done::LastLineTerminated);
         }
     }
     // A change is recorded as made, then made durable.
-    let made = |what: &str| {
+    let made = |what: Done| {
         changes.record(target, what);
         file.sync_all().map_err(|e| {
             WriteError::after(
@@ -120,7 +120,7 @@ pub fn append(
         file.metadata().map(|m| m.len()).map_err(|e| {
             WriteError::after(
                 target,
-                "was changed",
+                Done::Changed,
                 format!("could not stat it: {}", words(&e)),
             )
         })
@@ -161,10 +161,10 @@ pub fn append(
                 ),
             ),
             (false, _) => {
-                changes.record(target, "was partly appended to");
+                changes.record(target, Done::PartlyAppended);
                 WriteError::after(
                     target,
-                    "was partly appended to",
+                    Done::PartlyAppended,
                     format!(
                         "appending failed ({}) and the part written could not be cut back: the journal ends in a torn record; run `leasejournal repair`",
                         words(&err)
@@ -173,7 +173,7 @@ pub fn append(
             }
         });
     }
-    made("had the records appended")?;
+    made(Done::RecordsAppended)?;
     let end = end(&file)?;
     drop(held);
     Ok(Appended { sealed, end })

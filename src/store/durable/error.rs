@@ -67,8 +67,8 @@ pub enum WriteError {
     AfterChange {
         /// The file that was changed.
         path: PathBuf,
-        /// What was done to it ("was rewritten", "records were appended").
-        done: String,
+        /// What was done to it.
+        done: Done,
         /// What then failed, in words.
         failed: String,
     },
@@ -146,12 +146,52 @@ impl std::error::Error for WriteError {}
 
 impl WriteError {
     /// A failed step after `path` was changed (`done`): exit status 4.
-    pub(super) fn after(path: &Path, done: &str, failed: impl Into<String>) -> WriteError {
+    pub(super) fn after(path: &Path, done: Done, failed: impl Into<String>) -> WriteError {
         WriteError::AfterChange {
             path: path.to_path_buf(),
-            done: done.to_string(),
+            done,
             failed: failed.into(),
         }
+    }
+}
+
+/// What a change did to a file; its words follow the file's name
+/// (`journal.jsonl was rewritten`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Done {
+    /// A new file (`--output`) was written.
+    Written,
+    /// The file was replaced by a new version.
+    Rewritten,
+    /// Records another process appended during a rewrite were carried in.
+    LateAppendsCarried,
+    /// A torn tail was cut off.
+    TailCut,
+    /// A torn last line was ended with a newline instead of cut.
+    TornLineEnded,
+    /// A complete last line got its missing newline.
+    LastLineTerminated,
+    /// Records were appended.
+    RecordsAppended,
+    /// An append failed half-way and could not be cut back.
+    PartlyAppended,
+    /// The file was changed (what exactly is in its other changes).
+    Changed,
+}
+
+impl std::fmt::Display for Done {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Done::Written => "was written",
+            Done::Rewritten => "was rewritten",
+            Done::LateAppendsCarried => "got the records appended during the change",
+            Done::TailCut => "had its torn tail cut",
+            Done::TornLineEnded => "had its torn last line ended with a newline",
+            Done::LastLineTerminated => "had its last line terminated",
+            Done::RecordsAppended => "had the records appended",
+            Done::PartlyAppended => "was partly appended to",
+            Done::Changed => "was changed",
+        })
     }
 }
 
@@ -165,8 +205,8 @@ impl WriteError {
 pub struct Change {
     /// The file changed or created.
     pub path: PathBuf,
-    /// What was done, as words that follow the path ("was rewritten").
-    pub done: String,
+    /// What was done.
+    pub done: Done,
 }
 
 /// The changes one run has made, in the order it made them. The durable
@@ -176,11 +216,11 @@ pub struct Change {
 pub struct ChangeLog(std::sync::Mutex<Vec<Change>>);
 
 impl ChangeLog {
-    /// Records that `path` was changed; `done` says how ("was rewritten").
-    pub fn record(&self, path: &Path, done: &str) {
+    /// Records that `path` was changed; `done` says how.
+    pub fn record(&self, path: &Path, done: Done) {
         self.changes().push(Change {
             path: path.to_path_buf(),
-            done: done.to_string(),
+            done,
         });
     }
 

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::error::{ChangeLog, WriteError};
+use super::error::{ChangeLog, Done, WriteError};
 use super::lease::{NoLease, lease, writers_of};
 use super::{Original, create_new, parent_or_dot};
 use crate::store::error::in_words;
@@ -32,7 +32,7 @@ pub(super) fn settle(
     published: u64,
     new_leased: bool,
 ) -> Result<Option<Carried>, WriteError> {
-    let done = "was rewritten";
+    let done = Done::Rewritten;
     let planned = original.meta.len();
     let words = |err: &io::Error| in_words(err);
     // With the read lease, no writer has the old file open any more, and
@@ -93,7 +93,7 @@ pub(super) fn settle(
                     ),
                 )
             })?;
-        changes.record(target, "got the records appended during the change");
+        changes.record(target, Done::LateAppendsCarried);
         carried = Some(Carried { bytes: late, lines });
     }
     if old_still_written {

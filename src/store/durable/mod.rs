@@ -49,7 +49,7 @@ mod reread;
 
 pub use append::{Appended, Seal, Sealed, append};
 pub use backup::{backup, remove_copy};
-pub use error::{Change, ChangeLog, WriteError};
+pub use error::{Change, ChangeLog, Done, WriteError};
 pub use late::Carried;
 pub use lock::HeldLock;
 pub use replace::{Published, remove_stale_temps, replace_in_place, temp_path, write_new};

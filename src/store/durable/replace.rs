@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::error::{ChangeLog, WriteError, io_err};
+use super::error::{ChangeLog, Done, WriteError, io_err};
 use super::late::{Carried, settle};
 use super::lease::{NoLease, lease, writers_of};
 use super::reread::{
@@ -456,9 +456,9 @@ fn replace_then(
         how.must_not_exist,
     )?;
     let done = if how.must_not_exist {
-        "was written"
+        Done::Written
     } else {
-        "was rewritten"
+        Done::Rewritten
     };
     changes.record(target, done);
     drop(held);
