@@ -15,6 +15,11 @@
 #    fleet of 500 state directories (300 MB in all) against `cat` of their
 #    files, and `verify`, `compact --output` and `--apply` of the largest
 #    journal against a durable copy of it (`cp`, then `sync FILE`).
+# 3. With BASELINE_BIN set to another build of leasejournal: the same
+#    commands of that build and of this one alternate PAIRS times, and the
+#    median of the per-pair ratios is printed. A change that must not
+#    change speed shows ratios within the noise of 1. BASELINE_ONLY=1
+#    prints this table alone.
 #
 # Usage: scripts/bench.sh [DIR] [SIZES_MIB...]
 #   DIR defaults to a new temporary directory (needs about 4 GiB free, plus
@@ -56,11 +61,12 @@ measure() {
   echo "$best $rss"
 }
 
-printf '| size | command | seconds | × wc -l | peak RSS (MiB) |\n|---|---|---|---|---|\n'
+if [ -z "${BASELINE_ONLY:-}" ]; then printf '| size | command | seconds | × wc -l | peak RSS (MiB) |\n|---|---|---|---|---|\n'; fi
 for mib in "${SIZES[@]}"; do
   file="$DIR/journal-${mib}MiB.jsonl"
   [ -f "$file" ] || "$GEN" $((mib * 1024 * 1024)) "$file"
   cat "$file" >/dev/null; cat "$file" >/dev/null
+  if [ -n "${BASELINE_ONLY:-}" ]; then continue; fi
   read -r wc_t wc_m <<<"$(measure wc -l "$file")"
   row() {
     local name=$1; shift
@@ -145,8 +151,41 @@ fresh_copies() {
 }
 compact_apply() { timed "$BIN" compact --apply "$DIR/apply/.work_leases.jsonl"; }
 
-echo
-printf '| command | baseline | baseline s | command s | × baseline (median of %d pairs) | peak RSS (MiB) |\n|---|---|---|---|---|---|\n' "$PAIRS"
+header() {
+  echo
+  printf '| command | baseline | baseline s | command s | × baseline (median of %d pairs) | peak RSS (MiB) |\n|---|---|---|---|---|---|\n' "$PAIRS"
+}
+
+if [ -n "${BASELINE_BIN:-}" ]; then
+  OLD=$(realpath "$BASELINE_BIN")
+  # versus NAME SETUP ARGS...: ARGS run by the baseline build and by this
+  # one, alternating; one row.
+  old_build() { "$OLD" "${ARGS[@]}"; }
+  this_build() { timed "$BIN" "${ARGS[@]}"; }
+  versus() {
+    local name=$1 setup=$2
+    shift 2
+    ARGS=("$@")
+    paired "$name" "baseline build" "$setup" old_build this_build
+  }
+  no_compacted() { rm -f "$DIR/compacted.jsonl"; }
+  header
+  cat_fleet >/dev/null
+  versus "verify --quiet of ${SIZES[-1]} MiB" nothing verify --quiet "$LARGEST"
+  versus "inspect of ${SIZES[-1]} MiB" nothing inspect "$LARGEST"
+  versus "inspect --records --format ndjson of ${SIZES[-1]} MiB" nothing inspect --records --format ndjson "$LARGEST"
+  versus "recover of ${SIZES[-1]} MiB" nothing recover "$LARGEST"
+  versus "verify --quiet of 500 state directories" nothing verify --quiet "$FLEET"/run-*/
+  versus "inspect of 500 state directories" nothing inspect "$FLEET"/run-*/
+  versus "compact --output of ${SIZES[-1]} MiB" no_compacted compact --output "$DIR/compacted.jsonl" "$LARGEST"
+  versus "compact --apply of ${SIZES[-1]} MiB" fresh_copies compact --apply "$DIR/apply/.work_leases.jsonl"
+  versus "repair --apply of ${SIZES[-1]} MiB" fresh_copies repair --apply "$DIR/apply/.work_leases.jsonl"
+  fresh_copies
+  rm -rf "$DIR/apply" "$DIR/compacted.jsonl"
+  if [ -n "${BASELINE_ONLY:-}" ]; then exit 0; fi
+fi
+
+header
 cat_fleet >/dev/null
 paired "floor of 500 state directories' files" "cat of their files" nothing cat_fleet floor_fleet
 paired "verify --quiet of 500 state directories" "cat of their files" nothing cat_fleet verify_fleet

@@ -342,7 +342,7 @@ pub fn inspect(
                     path: path.display().to_string(),
                     // A file of a directory names itself.
                     message: if error.path == *path {
-                        error.problem.clone()
+                        error.problem.to_string()
                     } else {
                         error.to_string()
                     },

@@ -11,8 +11,37 @@ use std::path::{Path, PathBuf};
 pub struct InputError {
     /// The path as given.
     pub path: PathBuf,
-    /// What is wrong, in words.
-    pub problem: String,
+    /// What is wrong.
+    pub problem: Problem,
+}
+
+/// What is wrong with an input: the ways opening it fails, told apart, and
+/// everything else a reader found, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// Nothing is there.
+    NotFound,
+    /// A symbolic link to nothing.
+    DanglingLink,
+    /// Not allowed to read it.
+    PermissionDenied,
+    /// Another I/O error, in words.
+    Unreadable(String),
+    /// What the reader found wrong, in words ("is a FIFO, not a regular
+    /// file", "neither a lease journal nor a state snapshot …").
+    Other(String),
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::NotFound => f.write_str("no such file or directory"),
+            Problem::DanglingLink => f.write_str("dangling symbolic link"),
+            Problem::PermissionDenied => f.write_str("permission denied"),
+            Problem::Unreadable(words) => write!(f, "cannot read: {words}"),
+            Problem::Other(words) => f.write_str(words),
+        }
+    }
 }
 
 impl std::fmt::Display for InputError {
@@ -28,24 +57,22 @@ impl InputError {
     pub fn new(path: &Path, problem: impl Into<String>) -> Self {
         InputError {
             path: path.to_path_buf(),
-            problem: problem.into(),
+            problem: Problem::Other(problem.into()),
         }
     }
 
     /// An I/O error for `path`, in words an operator recognises.
     pub fn io(path: &Path, err: &io::Error) -> Self {
         let problem = match err.kind() {
-            io::ErrorKind::NotFound => {
-                if fs::symlink_metadata(path).is_ok() {
-                    "dangling symbolic link".to_string()
-                } else {
-                    "no such file or directory".to_string()
-                }
-            }
-            io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            _ => format!("cannot read: {}", in_words(err)),
+            io::ErrorKind::NotFound if fs::symlink_metadata(path).is_ok() => Problem::DanglingLink,
+            io::ErrorKind::NotFound => Problem::NotFound,
+            io::ErrorKind::PermissionDenied => Problem::PermissionDenied,
+            _ => Problem::Unreadable(in_words(err)),
         };
-        InputError::new(path, problem)
+        InputError {
+            path: path.to_path_buf(),
+            problem,
+        }
     }
 }
 

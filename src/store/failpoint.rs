@@ -20,7 +20,7 @@ mod hooks {
     /// process, `error` fails with an I/O error ("no space left on device"),
     /// `pause:PATH` creates `PATH.reached` and waits (up to 60 s) for
     /// `PATH.continue`; `truncate` (at `temp-written` only) halves the
-    /// temporary file, and `check-thread=none` makes `durable::replace` check the
+    /// temporary file, and `check-thread=none` makes `durable::write_new` and `durable::replace_in_place` check the
     /// file after writing it, as when no thread can be spawned.
     pub fn hit(name: &str) -> io::Result<()> {
         for action in actions(name) {

@@ -70,7 +70,7 @@ pub fn verify(
             }
             Err(cause) => errors.push(CheckError {
                 path: path.display().to_string(),
-                message: cause.problem.clone(),
+                message: cause.problem.to_string(),
                 cause,
             }),
         }

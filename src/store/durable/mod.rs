@@ -25,8 +25,8 @@
 //! 2. read and plan (elsewhere), remembering the file's [`Identity`];
 //! 3. [`Identity::check`] — the file is still the one that was read;
 //! 4. [`backup`];
-//! 5. [`replace`] (temp file re-read and verified as it is written, fsync,
-//!    rename, fsync the directory)
+//! 5. [`replace_in_place`] (temp file re-read and verified as it is written,
+//!    fsync, rename, fsync the directory)
 //!    or [`append`] (seal the tail, one write, fsync);
 //! 6. re-read and confirm (the session, with the replay digest).
 //!

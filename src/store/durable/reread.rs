@@ -162,7 +162,8 @@ impl Write for Reporting<'_> {
     }
 }
 
-/// The temporary file as [`replace`]'s check reads it, through its own
+/// The temporary file as the check of [`write_new`](super::write_new) or
+/// [`replace_in_place`](super::replace_in_place) reads it, through its own
 /// descriptor, while it is written: a read never goes past what has been
 /// written and waits for more until the writer has finished. The end is
 /// the end of what was written; a file that turns out shorter, or a write
