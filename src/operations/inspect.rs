@@ -11,7 +11,6 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::engine::journal::Positional;
 use crate::engine::journal::{
     self, Clock, ClockMarker, Completed, LineEvent, LineKind, Observer, Op, Record, Summary, WorkId,
 };
@@ -411,13 +410,9 @@ fn file_report(
     let shown = path.display().to_string();
     match kind {
         Kind::Journal => {
-            let len = open::size(path, &file)?;
-            let meter = progress.meter(path, len);
-            let advance = |n| meter.advance(n);
-            let src = Positional::file(&file, len).with_progress(&advance);
-            let report = journal(src, &shown, options, now)
-                .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))))?;
-            meter.finish();
+            let report = read::read_journal(path, &file, progress, |src| {
+                journal(src, &shown, options, now)
+            })?;
             Ok(FileReport::Journal(Box::new(report)))
         }
         Kind::Snapshot => {

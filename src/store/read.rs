@@ -101,14 +101,25 @@ pub fn scan_journal(
     progress: &dyn Progress,
     observer: &mut (dyn Observer + Send),
 ) -> Result<Scan, InputError> {
+    read_journal(path, file, progress, |src| {
+        crate::engine::journal::scan(src, observer)
+    })
+}
+
+/// Reads the journal `file` (opened from `path`) once through `read`, by
+/// position, showing the reading to `progress`; a read error names the
+/// file.
+pub fn read_journal<T>(
+    path: &Path,
+    file: &File,
+    progress: &dyn Progress,
+    read: impl FnOnce(Positional<'_>) -> std::io::Result<T>,
+) -> Result<T, InputError> {
     let len = open::size(path, file)?;
     let meter = progress.meter(path, len);
     let advance = |n| meter.advance(n);
-    let scan = crate::engine::journal::scan(
-        Positional::file(file, len).with_progress(&advance),
-        observer,
-    )
-    .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))));
+    let result = read(Positional::file(file, len).with_progress(&advance))
+        .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))));
     meter.finish();
-    scan
+    result
 }

@@ -14,13 +14,13 @@ use super::Settings;
 use super::catalog::{At, Code, Findings, Id, Severity};
 use crate::engine::journal::{
     self, Clock, ClockMarker, CorruptReason, Effect, Forecast, IgnoreReason, LeaseRejection,
-    LineEvent, LineKind, Observer, Op, Positional, Replay, Summary, Terminator,
+    LineEvent, LineKind, Observer, Op, Replay, Summary, Terminator,
 };
 use crate::operations::numbers::plural_unseparated;
-use crate::store::error::{InputError, in_words};
+use crate::store::error::InputError;
 use crate::store::format;
-use crate::store::open;
 use crate::store::progress::Progress;
+use crate::store::read;
 
 /// The code of the finding that explains why upstream ignored a line.
 pub fn ignore_code(reason: IgnoreReason) -> Code {
@@ -605,23 +605,16 @@ pub fn check_journal(
 ) -> Result<(Findings, Forecast), InputError> {
     let shown = path.display().to_string();
     let deferred = path.file_name().is_some_and(|n| n == format::DEFERRED);
-    let len = open::size(path, file)?;
-    let meter = progress.meter(path, len);
-    let advance = |n| meter.advance(n);
-    let src = Positional::file(file, len).with_progress(&advance);
-    let result = journal(src, &shown, deferred, settings)
-        .map(|mut v| {
-            // The forecast needs the active leases only: the completed set
-            // goes first, so that the two never add up at peak.
-            drop(std::mem::take(&mut v.replay.completed));
-            let forecast = journal::forecast(&v.replay, &v.summary.tail, settings.now, |p| {
-                Path::new(p).is_file()
-            });
-            (v.findings, forecast)
-        })
-        .map_err(|e| InputError::new(path, format!("read error: {}", in_words(&e))));
-    meter.finish();
-    result
+    let mut v = read::read_journal(path, file, progress, |src| {
+        journal(src, &shown, deferred, settings)
+    })?;
+    // The forecast needs the active leases only: the completed set goes
+    // first, so that the two never add up at peak.
+    drop(std::mem::take(&mut v.replay.completed));
+    let forecast = journal::forecast(&v.replay, &v.summary.tail, settings.now, |p| {
+        Path::new(p).is_file()
+    });
+    Ok((v.findings, forecast))
 }
 
 /// The findings of resume's forecasts for a checked path's journals, in
