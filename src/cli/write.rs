@@ -50,8 +50,8 @@ pub struct WriteArgs {
 }
 
 impl WriteArgs {
-    /// The options as the operations take them, with this run's stamp
-    /// for backups and exports.
+    /// The options as the operations take them, with the clock that dates
+    /// backups and exports.
     pub fn options(&self) -> WriteOptions {
         WriteOptions {
             apply: self.apply,
@@ -61,9 +61,11 @@ impl WriteArgs {
             backup_dir: self.backup_dir.clone(),
             lock_timeout: self.lock_timeout,
             kind: self.kind.map(KindArg::kind),
-            stamp: jiff::Timestamp::now()
-                .strftime("%Y%m%dT%H%M%SZ")
-                .to_string(),
+            stamp: || {
+                jiff::Timestamp::now()
+                    .strftime("%Y%m%dT%H%M%SZ")
+                    .to_string()
+            },
         }
     }
 }

@@ -945,7 +945,6 @@ fn diff_journals(
     })
 }
 
-/// "a journal" or "a snapshot".
 #[cfg(test)]
 mod tests {
     use super::*;

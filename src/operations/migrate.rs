@@ -7,7 +7,7 @@
 //! legacy leases keep `"clock":"legacy"`, as upstream's compaction writes
 //! them. Running it twice changes nothing the second time.
 //!
-//! [`run`] carries the plans out through the write transaction.
+//! [`run`] carries the plans out through the write session (`store::session`).
 
 use std::io::{Read, Write};
 use std::path::Path;

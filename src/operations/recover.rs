@@ -12,7 +12,7 @@
 //!
 //! The planning is pure: a scan in, data out; whether a seed file exists
 //! is asked of the caller. [`run_forecast`] and [`run_discard`] read the
-//! files and carry a discard out through the write transaction.
+//! files and carry a discard out through the write session (`store::session`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -297,7 +297,7 @@ fn discard_file(
 ) -> anyhow::Result<Outcome<Discard>> {
     let removed_temp_files = session.clean_temps(path);
     let opened = Opened::open(path)?;
-    let mut scan = session::scan_journal(&opened, progress, &mut ())?;
+    let mut scan = session::scan_opened(&opened, progress, &mut ())?;
     let mut plan = discard(
         &mut scan.replay,
         &scan.summary.tail,

@@ -14,7 +14,7 @@
 //! is not applied: its line is left out (it stays in the backup). Pure:
 //! reader in, plan out; [`write_result`] streams the repaired file.
 //!
-//! [`run`] carries the plans out through the write transaction.
+//! [`run`] carries the plans out through the write session (`store::session`).
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};

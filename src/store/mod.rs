@@ -41,6 +41,3 @@ pub mod read;
 pub mod resolve;
 pub mod session;
 pub mod statedir;
-
-pub use error::InputError;
-pub use format::Kind;

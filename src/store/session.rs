@@ -26,7 +26,7 @@ use crate::store::progress::Progress;
 use crate::store::resolve::{self, Purpose, Target};
 
 /// How a writing command writes: the options the face parsed.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct WriteOptions {
     /// Carry the plan out (`--apply`).
     pub apply: bool,
@@ -42,9 +42,10 @@ pub struct WriteOptions {
     pub lock_timeout: Option<f64>,
     /// The kind of a file PATH, when given (`--kind`).
     pub kind: Option<Kind>,
-    /// The UTC stamp backups and exports of this run carry
-    /// (`20261130T073645Z`): the face reads the clock.
-    pub stamp: String,
+    /// The face's clock: the UTC stamp (`20261130T073645Z`) that the
+    /// backups and exports of a directory carry, read once its session has
+    /// the lock, so that a wait for a master does not date them early.
+    pub stamp: fn() -> String,
 }
 
 /// Where a run's notes go: the face says them (and decides whether a note
@@ -156,7 +157,7 @@ pub fn check_replay(src: impl Read + Send, planned: &StateView) -> Result<(), St
 }
 
 /// The note of a torn tail ended with a newline instead of cut.
-pub const TERMINATED: &str = "the torn tail was ended with a newline instead of cut: no lease could be had on the journal (another process has it open, or leases are refused here), and without one a cut could destroy what another process appends; the torn bytes stay as one line upstream ignores";
+const TERMINATED: &str = "the torn tail was ended with a newline instead of cut: no lease could be had on the journal (another process has it open, or leases are refused here), and without one a cut could destroy what another process appends; the torn bytes stay as one line upstream ignores";
 
 /// A file opened to be changed, as it was read: the descriptor the plan
 /// is read through (held open through the publish) and its identity.
@@ -232,8 +233,9 @@ impl Version<'_> {
     }
 }
 
-/// A journal scanned once: what most writing commands plan from.
-pub fn scan_journal(
+/// A journal opened to be changed, scanned once: what most writing
+/// commands plan from.
+pub fn scan_opened(
     opened: &Opened<'_>,
     progress: &dyn Progress,
     observer: &mut (dyn crate::engine::journal::Observer + Send),
@@ -337,6 +339,7 @@ pub struct Session<'a> {
     /// How it writes.
     pub mode: Mode,
     _lock: Option<HeldLock>,
+    stamp: String,
     changes: &'a ChangeLog,
     /// Backups and exports made for the file being changed: removed again
     /// when its change fails before anything was changed, since they then
@@ -387,6 +390,7 @@ impl<'a> Session<'a> {
             tell,
             mode,
             _lock: lock,
+            stamp: (args.stamp)(),
             changes,
             companions: Default::default(),
             notes: Default::default(),
@@ -430,7 +434,7 @@ impl<'a> Session<'a> {
 
     /// The UTC stamp of this run, as backups and exports carry it.
     pub fn stamp(&self) -> &str {
-        &self.args.stamp
+        &self.stamp
     }
 
     /// Whether this run writes (`--apply` or `--output`).
@@ -452,12 +456,7 @@ impl<'a> Session<'a> {
         if self.args.no_backup {
             return Ok(None);
         }
-        let dest = durable::backup(
-            path,
-            self.args.backup_dir.as_deref(),
-            &self.args.stamp,
-            replaced,
-        )?;
+        let dest = durable::backup(path, self.args.backup_dir.as_deref(), &self.stamp, replaced)?;
         self.made(
             &dest,
             format!("backed up {} to {}", path.display(), dest.display()),
@@ -530,13 +529,17 @@ impl<'a> Session<'a> {
     /// the original) right before the rename, once it is known to change
     /// something; an append is backed up (a copy) before it, `opened`'s
     /// descriptor closed first, since the append's write lease shares the
-    /// file with no other descriptor. Call only when the session
-    /// [`writes`](Session::writes).
+    /// file with no other descriptor. A session that does not
+    /// [`write`](Session::writes) (a dry run, `--check`) publishes nothing:
+    /// only `--apply` holds the master's lock.
     pub fn publish(
         &self,
         opened: Opened<'_>,
         publication: Publication<'_>,
     ) -> Result<Published, WriteError> {
+        if !self.writes() {
+            return Ok(Published::default());
+        }
         let path = opened.path;
         if let Some(dest) = &self.args.output {
             let (produce, check): (Produce<'_>, Check<'_>) = match publication {
@@ -548,10 +551,11 @@ impl<'a> Session<'a> {
                     }),
                 ),
             };
-            durable::write_new(self.changes, dest, produce, check)?;
+            let published = durable::write_new(self.changes, dest, produce, check)?;
+            let written = published == Publish::Yes;
             return Ok(Published {
-                written: true,
-                output: Some(dest.display().to_string()),
+                written,
+                output: written.then(|| dest.display().to_string()),
                 ..Published::default()
             });
         }
@@ -699,8 +703,9 @@ pub fn files_to_change(
     }
 }
 
-/// The exit status of a writing run: with `--check`, 1 when any file's
-/// plan would change something (`is_noop` says it would not); otherwise 0.
+/// Whether a `--check` run found something to change: any file whose plan
+/// `is_noop` says is not a no-op (`Exit::of_check` makes it the exit
+/// status).
 pub fn would_change<P: Serialize>(run: &Run<P>, is_noop: impl Fn(&P) -> bool) -> bool {
     run.mode == Mode::Check && run.files.iter().any(|o| !is_noop(&o.plan))
 }
@@ -712,7 +717,7 @@ pub fn read_error(path: &Path) -> impl Fn(io::Error) -> anyhow::Error + Copy + '
 
 /// The source opened for a pass, checked to be the file that was planned;
 /// its read errors name it ([`durable::Source`]).
-pub fn reopen(path: &Path, identity: &Identity) -> io::Result<BufReader<durable::Source<File>>> {
+fn reopen(path: &Path, identity: &Identity) -> io::Result<BufReader<durable::Source<File>>> {
     let (file, meta) = durable::open_target(path).map_err(|e| {
         let err = match e {
             WriteError::Io { err, .. } => err,

@@ -1,6 +1,6 @@
 //! A SymCC state directory (`<output>/<name>/`): which of upstream's files
 //! are there, which temporary files and backups are beside them, and
-//! whether a master holds `.master-queue.lock` (`store::lock::observed`).
+//! whether a master holds `.master-queue.lock` (`store::lock`).
 
 use std::fs;
 use std::io;
