@@ -73,7 +73,9 @@
 //! - The commands: `operations::inspect`, `operations::verify` (with
 //!   `operations::verify::report`, its report and verdict),
 //!   `operations::explain`, `operations::recover`, `operations::repair`,
-//!   `operations::migrate`, `operations::compact`, `operations::diff`;
+//!   `operations::migrate`, `operations::compact`, `operations::diff`
+//!   (with its two comparisons, `operations::diff::snapshot` and
+//!   `operations::diff::journal`);
 //!   `operations::records`: `inspect --records`, the journal as a stream
 //!   of one JSON object per line; `operations::workers`: `inspect
 //!   --workers`, one row per worker rank; `operations::timeline`:
