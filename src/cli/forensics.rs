@@ -128,7 +128,8 @@ pub fn run(
     Some(
         records::stream(
             args.paths,
-            (kind, forensics.end_state),
+            kind,
+            forensics.end_state,
             &settings,
             &bars,
             out,

@@ -316,12 +316,14 @@ impl Observer for Rows<'_> {
 /// given. A path that cannot be read is reported and the others are still
 /// streamed; the exit status is then 2 ([`Exit::Trouble`]).
 ///
-/// With `end_state`, each journal is first read for the findings of the
+/// Each path is read as `kind`, or as detected. With `end_state`
+/// (`--end-state`), each journal is first read for the findings of the
 /// state at its end ([`checks::END_STATE`]), so that their lines carry them
 /// too: two reads instead of one.
 pub fn stream(
     paths: &[PathBuf],
-    (kind, end_state): (Option<Kind>, bool),
+    kind: Option<Kind>,
+    end_state: bool,
     settings: &Settings,
     progress: &dyn Progress,
     out: &mut dyn Write,
