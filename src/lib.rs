@@ -93,7 +93,8 @@
 //! - `render`: tables, colour and JSON, report in, bytes out:
 //!   `render::table` (the table style), `render::inspect`, `render::verify`,
 //!   `render::write` (the writing commands), `render::diff`,
-//!   `render::workers`, `render::timeline`.
+//!   `render::workers`, `render::timeline`, `render::records` (the NDJSON
+//!   lines of `inspect --records`).
 //! - `cli`: clap definitions; each command file parses, runs one operation
 //!   and emits (`cli::inspect`, `cli::verify`, `cli::explain`,
 //!   `cli::repair`, `cli::recover`, `cli::migrate`, `cli::compact`,

@@ -132,7 +132,7 @@ pub fn run(
             forensics.end_state,
             &settings,
             &bars,
-            out,
+            &mut render::Ndjson::new(out),
             &tell,
         )
         .map_err(anyhow::Error::from),

@@ -4,6 +4,7 @@
 
 mod diff;
 mod inspect;
+mod records;
 mod table;
 mod timeline;
 mod verify;
@@ -12,6 +13,7 @@ mod write;
 
 pub use diff::diff;
 pub use inspect::{directory, inspected, inspection, journal, snapshot};
+pub use records::Ndjson;
 pub use table::{Table, printable};
 pub use timeline::timeline;
 pub use verify::{catalog, explain, verify};
