@@ -45,7 +45,7 @@ use crate::store::read;
 /// One line of a journal, as the stream gives it. Written with the
 /// journal's path first; every field is always present (`null` when it
 /// does not apply), so that every object has the same columns.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Row {
     /// 1-based line number, as upstream splits lines.
     pub line: u64,

@@ -172,17 +172,7 @@ mod tests {
             line: 3,
             offset: 120,
             kind: "record",
-            op: None,
-            id: None,
-            hidden_id: None,
-            worker: None,
-            previous_worker: None,
-            time: None,
-            clock: None,
-            attempts: None,
-            effect: None,
-            ignored: None,
-            findings: Vec::new(),
+            ..Row::default()
         }
     }
 
