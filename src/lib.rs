@@ -74,7 +74,9 @@
 //! - The commands: `operations::inspect`, `operations::verify` (with
 //!   `operations::verify::report`, its report and verdict),
 //!   `operations::explain`, `operations::recover`, `operations::repair`,
-//!   `operations::migrate`, `operations::compact`, `operations::diff`;
+//!   `operations::migrate`, `operations::compact`, `operations::diff`
+//!   (with its two comparisons, `operations::diff::snapshot` and
+//!   `operations::diff::journal`);
 //!   `operations::records`: `inspect --records`, the journal as a stream
 //!   of one JSON object per line; `operations::workers`: `inspect
 //!   --workers`, one row per worker rank; `operations::timeline`:
@@ -92,7 +94,8 @@
 //! - `render`: tables, colour and JSON, report in, bytes out:
 //!   `render::table` (the table style), `render::inspect`, `render::verify`,
 //!   `render::write` (the writing commands), `render::diff`,
-//!   `render::workers`, `render::timeline`.
+//!   `render::workers`, `render::timeline`, `render::records` (the NDJSON
+//!   lines of `inspect --records`).
 //! - `cli`: clap definitions; each command file parses, runs one operation
 //!   and emits (`cli::inspect`, `cli::verify`, `cli::explain`,
 //!   `cli::repair`, `cli::recover`, `cli::migrate`, `cli::compact`,

@@ -128,10 +128,11 @@ pub fn run(
     Some(
         records::stream(
             args.paths,
-            (kind, forensics.end_state),
+            kind,
+            forensics.end_state,
             &settings,
             &bars,
-            out,
+            &mut render::Ndjson::new(out),
             &tell,
         )
         .map_err(anyhow::Error::from),

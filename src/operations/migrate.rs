@@ -155,7 +155,7 @@ pub fn run(
             );
             match kind {
                 Kind::Journal => {
-                    migrate_journal(session, path, (rewrite, now), progress, &mut outcome)?
+                    migrate_journal(session, path, rewrite, now, progress, &mut outcome)?
                 }
                 Kind::Snapshot => migrate_snapshot(session, path, &mut outcome)?,
             }
@@ -170,11 +170,12 @@ pub fn run(
 }
 
 /// Plans the migration of one journal and, in a writing mode with
-/// `rewrite`, carries it out.
+/// `rewrite` (`--rewrite`), carries it out; lease ages are judged at `now`.
 fn migrate_journal(
     session: &Session<'_>,
     path: &Path,
-    (rewrite, now): (bool, f64),
+    rewrite: bool,
+    now: f64,
     progress: &dyn Progress,
     outcome: &mut Outcome<Migration>,
 ) -> anyhow::Result<()> {

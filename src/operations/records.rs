@@ -6,20 +6,22 @@
 //! (`read_json_auto`) or pandas.
 //!
 //! Streamed: the scan runs on a thread of its own and hands its lines over
-//! in batches (a few in hand at a time) to the calling thread, which
-//! formats and writes them. Memory is the replay state and those batches,
-//! whatever the size of the file (and, with `--end-state`, the end state's
-//! codes by line, one per active lease at most).
+//! in batches (a few in hand at a time) to the calling thread, which gives
+//! them, as typed rows, to the face's [`RowSink`] to format and write
+//! (`render::records` writes the NDJSON bytes). Memory is the replay state
+//! and those batches, whatever the size of the file (and, with
+//! `--end-state`, the end state's codes by line, one per active lease at
+//! most).
 //!
 //! The hand-over is the one place where a thread of rayon's pool waits for
 //! a thread outside it: the scan's observer, on a thread of the pool,
-//! waits while every batch is in hand. The thread it waits for only
-//! formats and writes, and never uses the pool, so the wait always ends
-//! (`engine::journal::scan`'s rule is that nothing in the pool waits for
-//! what waits for the pool).
+//! waits while every batch is in hand. The thread it waits for only runs
+//! the sink, which formats and writes and never uses the pool, so the wait
+//! always ends (`engine::journal::scan`'s rule is that nothing in the pool
+//! waits for what waits for the pool).
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
@@ -40,10 +42,10 @@ use crate::store::open;
 use crate::store::progress::Progress;
 use crate::store::read;
 
-/// One line of a journal, as the stream gives it. Serialised with the
+/// One line of a journal, as the stream gives it. Written with the
 /// journal's path first; every field is always present (`null` when it
 /// does not apply), so that every object has the same columns.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Row {
     /// 1-based line number, as upstream splits lines.
     pub line: u64,
@@ -165,119 +167,19 @@ impl Row {
         }
         row
     }
-
-    /// Writes the row as one line of JSON; `file` is the journal's path,
-    /// already a JSON string. Written by hand, member by member, in the
-    /// order of the contract: the stream has a line for every line of the
-    /// journal, and serde's generic path cost twice the time.
-    pub fn write_json(&self, file: &str, names: &mut Names, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"file\":");
-        out.extend_from_slice(file.as_bytes());
-        out.extend_from_slice(b",\"line\":");
-        out.extend_from_slice(itoa::Buffer::new().format(self.line).as_bytes());
-        out.extend_from_slice(b",\"offset\":");
-        out.extend_from_slice(itoa::Buffer::new().format(self.offset).as_bytes());
-        out.extend_from_slice(b",\"kind\":\"");
-        out.extend_from_slice(self.kind.as_bytes());
-        out.extend_from_slice(b"\",\"op\":");
-        match &self.op {
-            None => out.extend_from_slice(b"null"),
-            Some(OpName::Other(op)) => string(op, out),
-            Some(OpName::Known(op)) => quoted(op, out),
-        }
-        out.extend_from_slice(b",\"id\":");
-        id(self.id.as_ref(), out);
-        out.extend_from_slice(b",\"hidden_id\":");
-        id(self.hidden_id.as_ref(), out);
-        out.extend_from_slice(b",\"worker\":");
-        int(self.worker.as_ref(), out);
-        out.extend_from_slice(b",\"previous_worker\":");
-        int(self.previous_worker.as_ref(), out);
-        out.extend_from_slice(b",\"time\":");
-        match self.time {
-            Some(t) if t.is_finite() => {
-                out.extend_from_slice(ryu::Buffer::new().format_finite(t).as_bytes())
-            }
-            _ => out.extend_from_slice(b"null"),
-        }
-        out.extend_from_slice(b",\"clock\":");
-        match self.clock {
-            None => out.extend_from_slice(b"null"),
-            Some(ClockMarker::Absent) => quoted("absent", out),
-            Some(ClockMarker::Unix) => quoted("unix", out),
-            Some(ClockMarker::Legacy) => quoted("legacy", out),
-            Some(ClockMarker::Other) => quoted("other", out),
-        }
-        out.extend_from_slice(b",\"attempts\":");
-        int(self.attempts.as_ref(), out);
-        out.extend_from_slice(b",\"effect\":");
-        match self.effect {
-            None => out.extend_from_slice(b"null"),
-            Some(effect) => quoted(effect, out),
-        }
-        out.extend_from_slice(b",\"ignored\":");
-        match self.ignored {
-            None => out.extend_from_slice(b"null"),
-            Some(reason) => quoted(names.ignored(reason), out),
-        }
-        out.extend_from_slice(b",\"findings\":[");
-        for (i, code) in self.findings.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            quoted(code.as_str(), out);
-        }
-        out.extend_from_slice(b"]}\n");
-    }
 }
 
-/// The JSON names of the reasons a line is ignored, as their serde names.
-#[derive(Default)]
-pub struct Names(std::collections::HashMap<IgnoreReason, String>);
-
-impl Names {
-    fn ignored(&mut self, reason: IgnoreReason) -> &str {
-        self.0
-            .entry(reason)
-            .or_insert_with(|| match serde_json::to_value(reason) {
-                Ok(serde_json::Value::String(name)) => name,
-                _ => format!("{reason:?}"),
-            })
-    }
-}
-
-/// A name known to need no escaping, quoted.
-fn quoted(name: &str, out: &mut Vec<u8>) {
-    out.push(b'"');
-    out.extend_from_slice(name.as_bytes());
-    out.push(b'"');
-}
-
-/// Any text as a JSON string.
-fn string(text: &str, out: &mut Vec<u8>) {
-    // Writing to a vector cannot fail.
-    let _ = serde_json::to_writer(&mut *out, text);
-}
-
-/// An id in hex, or `null`.
-fn id(id: Option<&WorkId>, out: &mut Vec<u8>) {
-    match id {
-        None => out.extend_from_slice(b"null"),
-        Some(id) => {
-            out.push(b'"');
-            out.extend_from_slice(&id.hex_bytes());
-            out.push(b'"');
-        }
-    }
-}
-
-/// A Python integer, or `null`.
-fn int(n: Option<&PyInt>, out: &mut Vec<u8>) {
-    match n {
-        None => out.extend_from_slice(b"null"),
-        Some(PyInt::Small(n)) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
-        Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
-    }
+/// Where the rows go: the face, which turns them into bytes.
+///
+/// Called on the thread that called [`stream`], while the scan, on a
+/// thread of rayon's pool, waits for its batches to be taken: an
+/// implementation formats and writes, and must never use the pool.
+pub trait RowSink {
+    /// The rows of the journal at `path` (as shown) follow.
+    fn journal(&mut self, path: &str);
+    /// Writes a batch of rows, in file order. After an error no more
+    /// batches of this journal are given.
+    fn rows(&mut self, rows: &[Row]) -> io::Result<()>;
 }
 
 /// Lines handed over at a time.
@@ -312,19 +214,21 @@ impl Observer for Rows<'_> {
 }
 
 /// Streams the rows of every journal `paths` name (a journal, `-`, or a
-/// state directory's journals in resume order) to `out`, in the order
+/// state directory's journals in resume order) to `sink`, in the order
 /// given. A path that cannot be read is reported and the others are still
 /// streamed; the exit status is then 2 ([`Exit::Trouble`]).
 ///
-/// With `end_state`, each journal is first read for the findings of the
+/// Each path is read as `kind`, or as detected. With `end_state`
+/// (`--end-state`), each journal is first read for the findings of the
 /// state at its end ([`checks::END_STATE`]), so that their lines carry them
 /// too: two reads instead of one.
 pub fn stream(
     paths: &[PathBuf],
-    (kind, end_state): (Option<Kind>, bool),
+    kind: Option<Kind>,
+    end_state: bool,
     settings: &Settings,
     progress: &dyn Progress,
-    out: &mut dyn Write,
+    sink: &mut dyn RowSink,
     tell: &dyn Fn(&InputError),
 ) -> io::Result<Exit> {
     let proc_locks = ProcLocks::default();
@@ -342,7 +246,7 @@ pub fn stream(
             .map_err(Failure::Input)
             .and_then(|mut journals| {
                 journals.try_for_each(|((path, file), end)| {
-                    stream_file(&path, file, settings, progress, out, end)
+                    stream_file(&path, file, settings, progress, sink, end)
                 })
             });
         match result {
@@ -377,7 +281,7 @@ fn stream_file(
     file: std::fs::File,
     settings: &Settings,
     progress: &dyn Progress,
-    out: &mut dyn Write,
+    sink: &mut dyn RowSink,
     end_state: BTreeMap<u64, Vec<Code>>,
 ) -> Result<(), Failure> {
     let shown = path.display().to_string();
@@ -411,20 +315,14 @@ fn stream_file(
             let _ = hand_over.send(batch);
             Ok::<_, io::Error>(())
         });
-        let file_json = serde_json::to_string(shown).unwrap_or_default();
-        let mut names = Names::default();
-        let mut buffer = Vec::new();
+        sink.journal(shown);
         let mut written = Ok(());
         for batch in taken {
             if written.is_err() {
                 // Keep taking, so that the scan is never left waiting.
                 continue;
             }
-            buffer.clear();
-            for row in &batch {
-                row.write_json(&file_json, &mut names, &mut buffer);
-            }
-            written = out.write_all(&buffer);
+            written = sink.rows(&batch);
         }
         let scanned = scanning
             .join()

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use serde_json::Value as Json;
 
-use super::{Styles, count, duration, noun, plural, printable, table, utc};
+use super::{Column, Styles, count, duration, noun, plural, printable, table, utc};
 use crate::engine::journal::{Clock, short_id};
 use crate::operations::diff::{Bytes, Change, ChangeKind, DiffReport, Summary, TailKind};
 
@@ -159,7 +159,16 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
                         String::new()
                     }
                 )?;
-                let mut t = table(&["line", "offset", "op", "id", "effect"], s);
+                let mut t = table(
+                    &[
+                        Column::spare("line", 2),
+                        Column::spare("offset", 1),
+                        Column::whole("op"),
+                        Column::whole("id"),
+                        Column::shorten("effect"),
+                    ],
+                    s,
+                );
                 for rec in appended {
                     t.add_row(vec![
                         rec.line.to_string(),
@@ -194,7 +203,15 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
     } else {
         writeln!(out, "  changes     {}", summary(&r.changes))?;
         let mut t = table(
-            &["", "entity", "id", "field", "before", "after", "delta"],
+            &[
+                Column::whole(""),
+                Column::spare("entity", 2),
+                Column::whole("id"),
+                Column::spare("field", 3),
+                Column::shorten("before"),
+                Column::shorten("after"),
+                Column::spare("delta", 1),
+            ],
             s,
         );
         for c in &r.changes {

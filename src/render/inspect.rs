@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use rayon::prelude::*;
 
-use super::{Styles, age, count, duration, noun, plural, printable, table, utc};
+use super::{Column, Styles, age, count, duration, noun, plural, printable, table, utc};
 use crate::engine::journal::{Clock, ClockMarker, IgnoreReason, TailState, short_id};
 use crate::operations::inspect::{
     DirectoryReport, FileReport, InspectReport, JournalReport, PathReport, SnapshotReport,
@@ -141,7 +141,14 @@ pub fn journal(
     if !r.active.is_empty() {
         let mut t = table(
             &[
-                "id", "worker", "clock", "leased", "age", "attempts", "line", "path",
+                Column::whole("id"),
+                Column::spare("worker", 5),
+                Column::spare("clock", 4),
+                Column::spare("leased", 3),
+                Column::whole("age"),
+                Column::spare("attempts", 1),
+                Column::spare("line", 2),
+                Column::shorten("path"),
             ],
             s,
         );
@@ -197,7 +204,15 @@ pub fn journal(
             writeln!(out, "  history     no record of a matching id")?;
         } else {
             let mut t = table(
-                &["id", "line", "offset", "op", "time", "worker", "effect"],
+                &[
+                    Column::whole("id"),
+                    Column::spare("line", 2),
+                    Column::spare("offset", 1),
+                    Column::whole("op"),
+                    Column::spare("time", 4),
+                    Column::spare("worker", 3),
+                    Column::shorten("effect"),
+                ],
                 s,
             );
             for h in history {
@@ -344,7 +359,14 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
                 )
             }
         )?;
-        let mut t = table(&["task", "worker", "stats"], s);
+        let mut t = table(
+            &[
+                Column::whole("task"),
+                Column::spare("worker", 1),
+                Column::shorten("stats"),
+            ],
+            s,
+        );
         for l in &r.leases {
             let has_stats = !c.leases_without_stats.contains(&l.task_id);
             t.add_row(vec![
@@ -360,7 +382,15 @@ pub fn snapshot(out: &mut dyn Write, r: &SnapshotReport, s: &Styles) -> io::Resu
         writeln!(out, "{t}")?;
     }
     if !c.dropped.is_empty() {
-        let mut t = table(&["list", "index", "task", "dropped because"], s);
+        let mut t = table(
+            &[
+                Column::whole("list"),
+                Column::whole("index"),
+                Column::whole("task"),
+                Column::shorten("dropped because"),
+            ],
+            s,
+        );
         for d in &c.dropped {
             t.add_row(vec![
                 format!("{:?}", d.list).to_lowercase(),

@@ -4,6 +4,7 @@
 
 mod diff;
 mod inspect;
+mod records;
 mod table;
 mod timeline;
 mod verify;
@@ -12,7 +13,8 @@ mod write;
 
 pub use diff::diff;
 pub use inspect::{directory, inspect_report, journal, path_report, snapshot};
-pub use table::{Table, printable};
+pub use records::Ndjson;
+pub use table::{Column, Fit, Table, printable};
 pub use timeline::timeline;
 pub use verify::{catalog, explain, verify};
 pub use workers::workers;
@@ -116,38 +118,28 @@ pub fn json<T: Serialize + ?Sized>(out: &mut dyn Write, value: &T) -> io::Result
     writeln!(out)
 }
 
-/// A table in the project's one style, with a bold header.
-pub fn table(header: &[&str], styles: &Styles) -> Table {
-    // The long columns give way when the table is wider than the screen;
-    // ids, numbers and times stay whole.
-    const LONG: [&str; 8] = [
-        "path",
-        "on resume",
-        "meaning",
-        "effect",
-        "before",
-        "after",
-        "dropped because",
-        "stats",
-    ];
-    let long: Vec<usize> = header
+/// A table in the project's one style, with a bold header: each column
+/// says how it gives way when the table is wider than the screen.
+pub fn table(columns: &[Column<'_>], styles: &Styles) -> Table {
+    let shorten: Vec<usize> = columns
         .iter()
         .enumerate()
-        .filter(|(_, h)| LONG.contains(h))
+        .filter(|(_, c)| c.fit == Fit::Shorten)
         .map(|(i, _)| i)
         .collect();
-    // When that is not enough, these go, the first first.
-    const SPARE: [&str; 11] = [
-        "attempts", "offset", "line", "scope", "leased", "clock", "worker", "time", "delta",
-        "entity", "field",
-    ];
-    let spare: Vec<usize> = SPARE
+    let mut spare: Vec<(u8, usize)> = columns
         .iter()
-        .filter_map(|name| header.iter().position(|h| h == name))
+        .enumerate()
+        .filter_map(|(i, c)| match c.fit {
+            Fit::Spare(rank) => Some((rank, i)),
+            Fit::Whole | Fit::Shorten => None,
+        })
         .collect();
-    Table::new(header.iter().map(|h| styles.bold(h)).collect())
+    spare.sort_unstable();
+    let spare: Vec<usize> = spare.into_iter().map(|(_, i)| i).collect();
+    Table::new(columns.iter().map(|c| styles.bold(c.title)).collect())
         .fit(styles.width)
-        .shrink(&long)
+        .shrink(&shorten)
         .drop_first(&spare)
 }
 
@@ -213,6 +205,40 @@ mod tests {
         assert!(Styles::new(ColorChoice::Always, false, true).enabled);
         assert!(!Styles::new(ColorChoice::Never, true, false).enabled);
         assert_eq!(Styles::plain().bold("x"), "x");
+    }
+
+    #[test]
+    fn columns_give_way_as_their_fit_says() {
+        let columns = [
+            Column::whole("id"),
+            Column::spare("b", 2),
+            Column::spare("a", 1),
+            Column::shorten("path"),
+        ];
+        let header = |width| {
+            let mut t = table(&columns, &Styles::plain().with_width(Some(width)));
+            t.add_row(vec![
+                "554e5e40fca2",
+                "bbbb",
+                "aaaa",
+                "/afl/queue/id:000005,sync:x",
+            ]);
+            t.to_string().lines().nth(1).unwrap().to_string()
+        };
+        // Whole at its width; the long path shortened first; then the
+        // spare columns go by rank, "a" before "b" though it stands after
+        // it; ids stay whole, whatever the width.
+        assert_eq!(
+            header(60),
+            "│ id           ┆ b    ┆ a    ┆ path                        │"
+        );
+        assert_eq!(
+            header(50),
+            "│ id           ┆ b    ┆ a    ┆ path              │"
+        );
+        assert_eq!(header(40), "│ id           ┆ b    ┆ path           │");
+        assert_eq!(header(30), "│ id           ┆ path        │");
+        assert_eq!(header(10), "│ id           ┆ path       │");
     }
 
     #[test]

@@ -15,6 +15,54 @@ use std::fmt;
 use rayon::prelude::*;
 use unicode_width::UnicodeWidthStr;
 
+/// How a column gives way when its table is wider than the screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// Always shown whole: ids, numbers, times.
+    Whole,
+    /// Shortened first, each cell too long losing its middle: paths, prose.
+    Shorten,
+    /// Shown whole, and left out when shortening the others is not enough:
+    /// the lowest rank goes first (columns of one rank, the leftmost first).
+    Spare(u8),
+}
+
+/// A column of a table: its title and how it fits the screen.
+#[derive(Clone, Copy, Debug)]
+pub struct Column<'a> {
+    /// The header, unstyled.
+    pub title: &'a str,
+    /// How it gives way.
+    pub fit: Fit,
+}
+
+impl<'a> Column<'a> {
+    /// A column always shown whole.
+    pub const fn whole(title: &'a str) -> Column<'a> {
+        Column {
+            title,
+            fit: Fit::Whole,
+        }
+    }
+
+    /// A column shortened to fit.
+    pub const fn shorten(title: &'a str) -> Column<'a> {
+        Column {
+            title,
+            fit: Fit::Shorten,
+        }
+    }
+
+    /// A column left out, `rank` among the table's spare ones, when
+    /// shortening is not enough.
+    pub const fn spare(title: &'a str, rank: u8) -> Column<'a> {
+        Column {
+            title,
+            fit: Fit::Spare(rank),
+        }
+    }
+}
+
 /// A table: a header and rows of cells.
 #[derive(Clone, Debug, Default)]
 pub struct Table {

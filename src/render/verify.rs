@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{Styles, count, plural, table};
+use super::{Column, Styles, count, plural, table};
 use crate::operations::explain::Explanation;
 use crate::operations::findings::catalog::{Code, CodeInfo, Finding, Severity};
 use crate::operations::verify::{Verdict, VerifyReport};
@@ -175,7 +175,15 @@ pub fn explain(out: &mut dyn Write, e: &Explanation, s: &Styles) -> io::Result<(
 
 /// Writes catalog entries as a table.
 pub fn catalog(out: &mut dyn Write, codes: &[&CodeInfo], s: &Styles) -> io::Result<()> {
-    let mut t = table(&["code", "severity", "scope", "meaning"], s);
+    let mut t = table(
+        &[
+            Column::whole("code"),
+            Column::whole("severity"),
+            Column::spare("scope", 1),
+            Column::shorten("meaning"),
+        ],
+        s,
+    );
     for c in codes {
         t.add_row(vec![
             c.code.as_str(),

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{Styles, age, count, duration, plural, printable, table, utc};
+use super::{Column, Styles, age, count, duration, plural, printable, table, utc};
 use crate::operations::workers::WorkersReport;
 
 /// Writes the workers of each journal.
@@ -51,16 +51,18 @@ pub fn workers(out: &mut dyn Write, r: &WorkersReport, s: &Styles) -> io::Result
         }
         let mut t = table(
             &[
-                "worker",
-                "leases",
-                "done",
-                "reclaimed",
-                "by resume/ttl/abandon",
-                "active",
-                "oldest active",
-                "median",
-                "p95",
-                "last activity",
+                // Spare as it always was: the fitting used to go by the
+                // name "worker", whatever the table.
+                Column::spare("worker", 1),
+                Column::whole("leases"),
+                Column::whole("done"),
+                Column::whole("reclaimed"),
+                Column::whole("by resume/ttl/abandon"),
+                Column::whole("active"),
+                Column::whole("oldest active"),
+                Column::whole("median"),
+                Column::whole("p95"),
+                Column::whole("last activity"),
             ],
             s,
         );

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{Styles, age, count, plural, printable, table};
+use super::{Column, Styles, age, count, plural, printable, table};
 use crate::engine::journal::StateView;
 use crate::engine::journal::TailFix;
 use crate::engine::journal::compaction::Measured;
@@ -94,15 +94,23 @@ fn reclaim_table(out: &mut dyn Write, reclaims: &[Reclaim], s: &Styles) -> io::R
     if reclaims.is_empty() {
         return Ok(());
     }
-    let mut t = table(
-        &["id", "worker", "clock", "age", "attempts", "line", "path"],
-        s,
-    );
+    let mut t = table(&LEASE_COLUMNS, s);
     for r in reclaims {
         t.add_row(lease_cells(r, s));
     }
     writeln!(out, "{t}")
 }
+
+/// The columns of a lease to reclaim, the cells of [`lease_cells`].
+const LEASE_COLUMNS: [Column<'static>; 7] = [
+    Column::whole("id"),
+    Column::spare("worker", 4),
+    Column::spare("clock", 3),
+    Column::whole("age"),
+    Column::spare("attempts", 1),
+    Column::spare("line", 2),
+    Column::shorten("path"),
+];
 
 fn lease_cells(r: &Reclaim, s: &Styles) -> Vec<String> {
     vec![
@@ -251,16 +259,7 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
         )?;
         if !p.reclaims.is_empty() {
             let mut t = table(
-                &[
-                    "id",
-                    "worker",
-                    "clock",
-                    "age",
-                    "attempts",
-                    "line",
-                    "path",
-                    "on resume",
-                ],
+                &[LEASE_COLUMNS.as_slice(), &[Column::shorten("on resume")]].concat(),
                 s,
             );
             for q in &p.reclaims {

@@ -1,0 +1,273 @@
+//! `diff` as data: what changed between two snapshots ([`snapshot`]: their
+//! restored views, keyed by task id) or two journals ([`journal`]: their
+//! replay states, plus the forensic facts about their bytes: whether one
+//! is the other plus appended records, or where they diverge), in the
+//! terms of the domain. This module holds what the two comparisons share
+//! (a change, the filter, the report) and [`run`], which opens the two
+//! files, read-only, and hands them to the comparison of their kind. The
+//! comparing itself is pure: values and readers in, a report out.
+
+pub mod journal;
+pub mod snapshot;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Value as Json, json};
+
+pub use journal::{
+    Bytes, FromOffset, RecordAt, RecordsOf, Relation, TailKind, line_at, relate, replays,
+};
+pub use snapshot::{SnapshotDiff, SnapshotSide, Totals, snapshots};
+
+use crate::engine::journal::{Clock, StateView};
+use crate::engine::json::{PyInt, float_repr_any};
+use crate::operations::exit::Exit;
+use crate::store::error::InputError;
+use crate::store::format::Kind;
+use crate::store::lock::ProcLocks;
+use crate::store::open;
+use crate::store::resolve::{self, Purpose, Target};
+
+/// What kind of change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    /// Only in B.
+    Added,
+    /// Only in A.
+    Removed,
+    /// In both, different.
+    Changed,
+}
+
+/// One difference.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Change {
+    /// `task`, `lease`, `config`, `active` or `completed`.
+    pub entity: &'static str,
+    /// Added, removed or changed.
+    pub change: ChangeKind,
+    /// Task or work id (none for configuration).
+    pub id: Option<String>,
+    /// The field that changed (none for added and removed entities).
+    pub field: Option<&'static str>,
+    /// The value in A.
+    pub before: Json,
+    /// The value in B.
+    pub after: Json,
+    /// `after - before` for numbers.
+    pub delta: Option<Json>,
+}
+
+/// Which changes to report.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    /// Fields to leave out.
+    pub ignore: BTreeSet<String>,
+    /// Only this kind of change.
+    pub only: Option<ChangeKind>,
+    /// Only ids starting with this (lowercase hex).
+    pub id_prefix: Option<String>,
+}
+
+impl Filter {
+    fn keeps(&self, c: &Change) -> bool {
+        c.field.is_none_or(|f| !self.ignore.contains(f))
+            && self.only.is_none_or(|k| k == c.change)
+            && self
+                .id_prefix
+                .as_deref()
+                .is_none_or(|p| c.id.as_deref().is_some_and(|id| id.starts_with(p)))
+    }
+}
+
+/// A Python integer as JSON (`null` if it cannot be one).
+fn int(i: &PyInt) -> Json {
+    serde_json::to_value(i).unwrap_or(Json::Null)
+}
+
+/// A float as JSON; one that JSON has no number for (NaN, an infinity)
+/// as Python's repr writes it, in a string.
+fn float(f: f64) -> Json {
+    serde_json::Number::from_f64(f).map_or_else(|| Json::String(float_repr_any(f)), Json::Number)
+}
+
+/// `b - a`, when both are small integers and it does not overflow.
+fn int_delta(a: &PyInt, b: &PyInt) -> Option<Json> {
+    match (a, b) {
+        (PyInt::Small(x), PyInt::Small(y)) => y.checked_sub(*x).map(|d| json!(d)),
+        _ => None,
+    }
+}
+
+/// Changes per entity and kind, keyed `{entity}_{kind}` (`task_changed`).
+pub fn count(changes: &[Change]) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for c in changes {
+        let kind = match c.change {
+            ChangeKind::Added => "added",
+            ChangeKind::Removed => "removed",
+            ChangeKind::Changed => "changed",
+        };
+        *counts.entry(format!("{}_{kind}", c.entity)).or_default() += 1;
+    }
+    counts
+}
+
+/// Totals of each side.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum Summary {
+    /// Snapshots: cumulative statistics.
+    Snapshot {
+        /// A's totals.
+        a: Totals,
+        /// B's totals.
+        b: Totals,
+        /// A's clock domain (its times are monotonic when legacy).
+        clock_a: Clock,
+        /// B's clock domain.
+        clock_b: Clock,
+    },
+    /// Journals: replay states.
+    Journal {
+        /// A's state.
+        a: StateView,
+        /// B's state.
+        b: StateView,
+    },
+}
+
+/// The `diff --format json` document.
+#[derive(Clone, Debug, Serialize)]
+pub struct DiffReport {
+    /// Contract version.
+    pub schema_version: u32,
+    /// `snapshot` or `journal`.
+    pub kind: Kind,
+    /// A's path.
+    pub a: String,
+    /// B's path.
+    pub b: String,
+    /// Whether the two are identical (journals: byte for byte; snapshots:
+    /// restored views and configuration), regardless of filters.
+    pub identical: bool,
+    /// The changes (after `--ignore`, `--only`, `--id`).
+    pub changes: Vec<Change>,
+    /// Changes by entity and kind.
+    pub counts: BTreeMap<String, u64>,
+    /// Totals of each side.
+    pub summary: Summary,
+    /// Journals: how the bytes relate.
+    pub bytes: Option<Bytes>,
+    /// Journals with `--history`: B's records of each changed id.
+    pub history: Option<BTreeMap<String, Vec<RecordAt>>>,
+    /// Remarks (a side that does not restore, …).
+    pub notes: Vec<String>,
+}
+
+/// Compares A and B (two journals or two snapshots; `-` is standard input
+/// for one of them), read as `kind` when given. Returns the report and the
+/// exit status as diff(1) has it: same, or different.
+pub fn run(
+    (a, b): (&Path, &Path),
+    kind: Option<Kind>,
+    filter: &Filter,
+    with_history: bool,
+) -> anyhow::Result<(DiffReport, Exit)> {
+    if open::is_stdin(a) && open::is_stdin(b) {
+        anyhow::bail!("diff reads standard input for one side only (- given for A and B)");
+    }
+    let side_a = open_side(a, kind)?;
+    let side_b = open_side(b, kind)?;
+    if side_a.kind != side_b.kind {
+        anyhow::bail!(
+            "cannot compare {} (a {}) with {} (a {}): diff compares two journals or two snapshots",
+            a.display(),
+            side_a.kind.name(),
+            b.display(),
+            side_b.kind.name()
+        );
+    }
+    let report = match side_a.kind {
+        Kind::Snapshot => snapshot::compare(side_a, side_b, filter)?,
+        Kind::Journal => journal::compare(&side_a, &side_b, filter, with_history)?,
+    };
+    // With --ignore, --only or --id the answer is about what is compared,
+    // as diff -I answers: nothing left to show is "same".
+    let filtered = !filter.ignore.is_empty() || filter.only.is_some() || filter.id_prefix.is_some();
+    let same = if filtered {
+        report.changes.is_empty()
+    } else {
+        report.identical
+    };
+    Ok((report, if same { Exit::Success } else { Exit::Problems }))
+}
+
+/// One side, opened: the file, what it was read as, and the bytes the
+/// sniffing read took from it.
+struct Side<'p> {
+    /// The path, as given.
+    path: &'p Path,
+    /// A journal or a snapshot.
+    kind: Kind,
+    /// The first bytes, already read.
+    prefix: Vec<u8>,
+    /// The file, its cursor after them.
+    file: File,
+}
+
+/// Opens one side: a file, never a directory.
+fn open_side(path: &Path, kind: Option<Kind>) -> Result<Side<'_>, InputError> {
+    match resolve::resolve(path, kind, Purpose::Read(&ProcLocks::default()))? {
+        Target::File {
+            kind, prefix, file, ..
+        } => Ok(Side {
+            path,
+            kind,
+            prefix,
+            file,
+        }),
+        Target::Directory(_) => Err(InputError::new(
+            path,
+            "is a directory; diff compares two files (name the journals or snapshots in it)",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_by_kind_field_and_id() {
+        let c = Change {
+            entity: "task",
+            change: ChangeKind::Changed,
+            id: Some("abcd".into()),
+            field: Some("elapsed"),
+            before: json!(1.0),
+            after: json!(2.0),
+            delta: Some(json!(1.0)),
+        };
+        assert!(Filter::default().keeps(&c));
+        let ignore = Filter {
+            ignore: BTreeSet::from(["elapsed".to_string()]),
+            ..Filter::default()
+        };
+        assert!(!ignore.keeps(&c));
+        let only = Filter {
+            only: Some(ChangeKind::Added),
+            ..Filter::default()
+        };
+        assert!(!only.keeps(&c));
+        let id = Filter {
+            id_prefix: Some("ab".into()),
+            ..Filter::default()
+        };
+        assert!(id.keeps(&c));
+    }
+}
