@@ -114,8 +114,9 @@
 //! three things and touches no unrelated command:
 //! 1. an engine module (`engine::<format>`): its bytes, its rules, and the
 //!    file names and first bytes that are its own;
-//! 2. one entry where the file tier recognises it: a `store::format::Kind`
-//!    variant whose `state_files` and sniffing come from that module, so
+//! 2. one entry where the file tier recognises it, `store::format`: a
+//!    `Kind` variant whose `state_files` and sniffing come from that
+//!    module (and its names in `STATE_FILES`, the list messages give), so
 //!    that `store::statedir::examine` and `store::resolve` find it;
 //! 3. each command's view of it, in that command's own module.
 pub mod cli;

@@ -379,8 +379,8 @@ fn path_report(
         } => file_report(&path, kind, prefix, file, options, now, progress).map(PathReport::File),
         Target::Directory(dir) => {
             let files = directory_report(&dir, options, now, progress)?;
-            let missing = [format::DEFERRED, format::WORK_LEASES, format::STATE_TASKS]
-                .into_iter()
+            let missing = format::state_files()
+                .map(|(name, _)| name)
                 .filter(|name| !dir.files.iter().any(|(p, _)| p.ends_with(name)))
                 .map(str::to_string)
                 .collect();

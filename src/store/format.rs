@@ -13,7 +13,8 @@ use crate::engine::{journal, snapshot};
 pub use crate::engine::journal::{DEFERRED, WORK_LEASES};
 pub use crate::engine::snapshot::STATE_TASKS;
 
-/// Upstream's state files, in the order messages list them.
+/// Upstream's state files, in the order messages list them (the main
+/// journal first); a new format's state files go here too.
 pub const STATE_FILES: [&str; 3] = [WORK_LEASES, DEFERRED, STATE_TASKS];
 
 /// What a file holds.

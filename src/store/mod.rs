@@ -3,16 +3,16 @@
 //! durable code writes, and only through a write session.
 //!
 //! - `store::path`: the directory a file is in, paths quoted for a shell;
-//! - `store::error`: [`InputError`], why an input cannot be read, and I/O
-//!   errors in words;
+//! - `store::error`: [`InputError`](error::InputError), why an input
+//!   cannot be read, and I/O errors in words;
 //! - `store::open`: regular files opened for reading without ever blocking,
 //!   standard input as a file, a directory's names;
-//! - `store::format`: the formats a state directory holds ([`Kind`]): each
-//!   format's file names and first bytes;
+//! - `store::format`: the formats a state directory holds
+//!   ([`Kind`](format::Kind)): each format's file names and first bytes;
 //! - `store::statedir`: a state directory examined: its state files, the
 //!   temporary files and backups beside them, the master's lock;
-//! - `store::lock`: the master's lock as `/proc/locks` shows it, and as
-//!   this tool holds it;
+//! - `store::lock`: the master's lock as `/proc/locks` shows it (the lock
+//!   this tool holds is `store::durable`'s);
 //! - `store::resolve`: the one resolver of a command-line path, for readers
 //!   and writers alike;
 //! - `store::read`: a path's journals in resume order, scanned with their

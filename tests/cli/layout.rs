@@ -50,50 +50,80 @@ fn modules() -> BTreeMap<String, String> {
     modules
 }
 
-/// The module paths a source names: `crate::a::b`, `crate::a::{b, c::d}`
-/// and `super::x` (relative to `module`).
+/// The module paths a source names, comments left out: `crate::a::b`,
+/// `crate::a::{b, c::{d, E}}` and `super::x` (relative to `module`). An
+/// item that is not a module (a type, a constant) names the module it is
+/// in.
 fn references(module: &str, text: &str) -> BTreeSet<String> {
+    let code: String = text
+        .lines()
+        .map(|line| line.find("//").map_or(line, |at| &line[..at]))
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut found = BTreeSet::new();
-    let ident = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == ':';
-    let mut push_path = |prefix: &str, rest: &str| {
-        if let Some(group) = rest.strip_prefix('{') {
-            let inner = &group[..group.find('}').unwrap_or(group.len())];
-            for item in inner.split(',') {
-                let item = item.trim();
-                let name: String = item.chars().take_while(|&c| ident(c)).collect();
-                if name == "self" {
-                    found.insert(prefix.trim_end_matches("::").to_string());
-                } else if !name.is_empty() {
-                    found.insert(format!("{prefix}{name}"));
-                }
-            }
-        } else {
-            let name: String = rest.chars().take_while(|&c| ident(c)).collect();
-            found.insert(format!("{prefix}{}", name.trim_end_matches("::")));
-        }
-    };
-    for (at, _) in text.match_indices("crate::") {
-        let rest = &text[at + "crate::".len()..];
-        let path: String = rest.chars().take_while(|&c| ident(c)).collect();
-        push_path(&path, &rest[path.len()..]);
+    for (at, _) in code.match_indices("crate::") {
+        path_or_group("", &code[at + "crate::".len()..], &mut found);
     }
     // `super` of `a::b` is `a`, whether b is a file or a directory.
     let parts: Vec<&str> = module.split("::").collect();
     let base = parts[..parts.len() - 1].join("::");
-    for (at, _) in text.match_indices("super::") {
-        let rest = &text[at + "super::".len()..];
-        let prefix = if base.is_empty() {
-            String::new()
-        } else {
-            format!("{base}::")
-        };
-        let path: String = rest.chars().take_while(|&c| ident(c)).collect();
-        push_path(&format!("{prefix}{path}"), &rest[path.len()..]);
+    let prefix = if base.is_empty() {
+        String::new()
+    } else {
+        format!("{base}::")
+    };
+    for (at, _) in code.match_indices("super::") {
+        path_or_group(&prefix, &code[at + "super::".len()..], &mut found);
     }
     found
         .into_iter()
         .map(|p| p.trim_end_matches("::").to_string())
+        .filter(|p| !p.is_empty())
         .collect()
+}
+
+/// Records what `rest` (following `prefix`, which ends in `::` or is
+/// empty) names: a path of modules, or a `{…}` group of them, groups
+/// nested at any depth.
+fn path_or_group(prefix: &str, rest: &str, found: &mut BTreeSet<String>) {
+    let ident = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == ':';
+    let path: String = rest.chars().take_while(|&c| ident(c)).collect();
+    let after = &rest[path.len()..];
+    let Some(group) = after.strip_prefix('{') else {
+        found.insert(format!("{prefix}{path}"));
+        return;
+    };
+    let prefix = format!("{prefix}{path}");
+    // The group's items, split at the commas of its own level.
+    let mut depth = 0;
+    let mut start = 0;
+    let mut items = Vec::new();
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&group[start..i]);
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&group[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    for item in items {
+        let item = item.trim();
+        if item == "self" || item.starts_with("self ") {
+            found.insert(prefix.clone());
+        } else if item.starts_with(|c: char| c.is_ascii_lowercase()) {
+            path_or_group(&prefix, item, found);
+        } else if !item.is_empty() {
+            // A type or a constant: the module it is in.
+            found.insert(prefix.clone());
+        }
+    }
 }
 
 /// The module a path names: its longest prefix that is a module.
@@ -222,7 +252,7 @@ const SHARED_OPERATIONS: [&str; 5] = [
 ];
 
 /// The command an `operations` module belongs to (`operations::verify`
-/// for `operations::verify::checks`), or `None` for a shared module.
+/// for `operations::verify::report`), or `None` for a shared module.
 fn command_of(module: &str) -> Option<String> {
     let parts: Vec<&str> = module.split("::").collect();
     if parts.first() != Some(&"operations") || parts.len() < 2 {
@@ -230,6 +260,29 @@ fn command_of(module: &str) -> Option<String> {
     }
     let top = format!("operations::{}", parts[1]);
     (!SHARED_OPERATIONS.contains(&top.as_str())).then_some(top)
+}
+
+#[test]
+fn the_import_graph_sees_modules_types_and_nested_groups() {
+    let graph = dependencies();
+    let uses = |from: &str, to: &str| graph.get(from).is_some_and(|t| t.contains(to));
+    // Types only: `use crate::operations::report::{Command, Report};`.
+    assert!(uses("operations::repair", "operations::report"));
+    // A module and a type: `use crate::store::session::{self, Opened, …}`.
+    assert!(uses("operations::compact", "store::session"));
+    // Through `super::`: `use super::catalog::{At, Code, …}`.
+    assert!(uses(
+        "operations::findings::journal",
+        "operations::findings::catalog"
+    ));
+    // A nested group: `use crate::operations::findings::{DEFAULT_SKEW, Settings, catalog::Code}`.
+    assert!(uses("cli::verify", "operations::findings::catalog"));
+    // Comments name nothing.
+    let commented = references(
+        "operations::x",
+        "//! See [`crate::store::durable`].\nfn f() {}",
+    );
+    assert_eq!(commented, BTreeSet::new());
 }
 
 #[test]

@@ -48,14 +48,22 @@
 //!   plan lists ([`payload_facts`]).
 //! - `salvage`: records hidden in lines upstream ignores (glued, behind a
 //!   byte order mark, before a zero fill), found ([`hidden_records`]),
-//!   counted ([`HiddenCount`]) and replayed as a repair would restore them
-//!   ([`Salvager`]).
+//!   counted ([`HiddenCount`]), replayed as a repair would restore them
+//!   ([`Salvager`]) and written back on lines of their own
+//!   ([`write_repaired`], [`write_sealed`]).
 //! - `resume`: upstream's rebuild of a lease payload into the work item
-//!   resume requeues ([`WorkItem`], [`rebuild`]).
+//!   resume requeues ([`WorkItem`], [`rebuild`]), and the forecast of what
+//!   resume does with a journal's leases ([`forecast`],
+//!   [`mark_duplicates`]).
 //! - `sniff`: the journals' file names ([`WORK_LEASES`], [`DEFERRED`],
 //!   [`owns_name`]) and what a journal's first line looks like
 //!   ([`owns_start`]).
 //! - [`encode`]: records written as upstream writes them.
+//! - [`compaction`]: the compacted journal, planned from a scan and written
+//!   from the source.
+//! - `seal`: the end of a journal made safe to append to ([`TailFix`]).
+//! - `state`: a replay state as counts and a digest ([`StateView`]), what a
+//!   written file must replay to.
 
 mod classify;
 pub mod compaction;

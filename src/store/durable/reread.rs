@@ -44,7 +44,8 @@ pub fn source_error(path: &Path, err: io::Error) -> io::Error {
     )
 }
 
-/// A reader of the source file whose errors are [`SourceError`]s.
+/// A reader of the source file whose errors name it (a `SourceError`,
+/// reported against the source rather than the file being written).
 pub struct Source<R> {
     path: PathBuf,
     inner: R,
