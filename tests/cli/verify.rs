@@ -1165,3 +1165,94 @@ fn a_fleet_audit_reports_in_the_order_given() {
         .collect();
     assert_eq!(missing, expected);
 }
+
+/// Every journal a compaction writes, upstream's or this tool's (`compact`
+/// with and without `--drop-completed`, `migrate --rewrite`), lists its
+/// active leases sorted by id with their own times: the clock check must
+/// not read that as the clock going back.
+#[test]
+fn a_compacted_journal_is_no_clock_regression() {
+    let (_, upstreams) = verify_json(&[], &[fixture("fidelity/j008/compacted.jsonl")]);
+    assert_eq!(
+        upstreams.count("clock-regression"),
+        0,
+        "upstream's compaction"
+    );
+    for args in [
+        &["compact", "--apply", "--drop-hidden"][..],
+        &["compact", "--apply", "--drop-hidden", "--drop-completed"],
+        &["migrate", "--rewrite", "--apply"],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join(".work_leases.jsonl");
+        fs::copy(fixture("fidelity/j008/journal.jsonl"), &journal).unwrap();
+        lj().args(["repair", "--apply", "--no-backup"])
+            .arg(&journal)
+            .assert()
+            .success();
+        lj().args(args)
+            .arg("--no-backup")
+            .arg(&journal)
+            .assert()
+            .success();
+        let (_, ours) = verify_json(&[], std::slice::from_ref(&journal));
+        assert_eq!(ours.count("clock-regression"), 0, "{args:?}");
+    }
+}
+
+/// The clock going back between appends is still found: right after the
+/// leases a compaction wrote, and at the first record after a lease that
+/// began while nothing was active.
+#[test]
+fn the_clock_going_back_between_appends_is_still_found() {
+    use leasejournal::engine::journal::encode::{lease_line, marker_line};
+    use leasejournal::engine::journal::{Clock, WorkId};
+    use leasejournal::engine::json::PyInt;
+    let lease = |payload: &str, time: f64| {
+        let id = WorkId::of_canonical(payload.as_bytes());
+        let line = lease_line(
+            &id,
+            &PyInt::Small(1),
+            time,
+            &PyInt::Small(1),
+            Clock::Unix,
+            payload.as_bytes(),
+        );
+        (id, line)
+    };
+    let mut leases = [
+        lease(r#"{"path":"/afl/queue/id:000001"}"#, 1_754_551_000.0),
+        lease(r#"{"path":"/afl/queue/id:000002"}"#, 1_754_550_000.0),
+    ];
+    leases.sort_by_key(|(id, _)| *id);
+    // Two leases sorted by id at the start (a compaction's, dated in no
+    // order), then a done of the first dated before both: the master
+    // appended it after them, so the clock went back.
+    let mut lines = Vec::new();
+    for (_, line) in &leases {
+        lines.extend_from_slice(line);
+    }
+    lines.extend(marker_line(
+        "done",
+        &leases[0].0,
+        Clock::Unix,
+        1_754_549_000.0,
+    ));
+    // A lease that began while nothing was active, and its done dated
+    // before it, after a regular record.
+    let mut idle = marker_line("reclaim", &leases[1].0, Clock::Unix, 1_754_552_000.0);
+    let (third, line) = lease(r#"{"path":"/afl/queue/id:000003"}"#, 1_754_553_000.0);
+    idle.extend(line);
+    idle.extend(marker_line("done", &third, Clock::Unix, 1_754_551_500.0));
+    lines.extend(idle);
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join(".work_leases.jsonl");
+    fs::write(&journal, lines).unwrap();
+    let (_, report) = verify_json(&[], std::slice::from_ref(&journal));
+    let found: Vec<Option<u64>> = report
+        .findings_of("clock-regression")
+        .map(|f| f.line)
+        .collect();
+    assert_eq!(found, [Some(3), Some(6)]);
+    assert_eq!(report.count("clock-regression"), 2);
+}

@@ -267,8 +267,8 @@ catalog! {
         "Reclaims it only when the TTL is 0 (as resume does).",
         "Check the host clock (NTP)", None;
     ClockRegression "clock-regression", Warning, Protocol,
-        "Unix timestamps going backwards by more than the skew between consecutive records.",
-        "The wall clock was set back while the master ran: lease ages are unreliable.",
+        "A unix time earlier, by more than the skew, than a record appended before it.",
+        "The wall clock was set back while the master ran: lease ages are unreliable. A run of leases sorted by id that begins while no lease is active is what a compaction writes, each lease with its own time: those leases are not judged, and what follows them must not fall behind any time before them or in them.",
         "Does not look at record order.",
         "Check the host clock (NTP)", None;
     ExpiredLease "expired-lease", Info, Protocol,

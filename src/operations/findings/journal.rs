@@ -14,7 +14,7 @@ use super::Settings;
 use super::catalog::{At, Code, Findings, Id, Severity};
 use crate::engine::journal::{
     self, Clock, ClockMarker, CorruptReason, Effect, Forecast, IgnoreReason, LeaseRejection,
-    LineEvent, LineKind, Observer, Op, Replay, Summary, Terminator,
+    LineEvent, LineKind, Observer, Op, Replay, Summary, Terminator, WorkId,
 };
 use crate::operations::numbers::plural_unseparated;
 use crate::store::error::InputError;
@@ -82,12 +82,107 @@ fn invalid_bytes_inside_string(raw: &[u8]) -> bool {
     false
 }
 
+/// The order of a journal's unix times, as its appends keep it.
+///
+/// A compaction (upstream's, or this tool's) writes the active leases
+/// sorted by id, each with the time it was leased at, so their times are
+/// in no order, and older than the records before them. Such a block is a
+/// run of leases of new ids in strictly ascending id order that begins
+/// while no lease is active (at the start of the file, or after the
+/// completed ids this tool's compaction keeps). Its leases are not judged
+/// by the clock; the first record after it must not fall behind any time
+/// before it or in it (what is appended after a compaction is appended
+/// later). A clock that steps back between appends is still found: at the
+/// first record outside such a run, which on a running campaign is the
+/// next `done` or `reclaim`.
+#[derive(Default)]
+struct ClockOrder {
+    /// The time of the latest record outside a block.
+    last: Option<f64>,
+    /// Leases active now.
+    active: u64,
+    /// The block of sorted leases being read, if any.
+    block: Option<SortedBlock>,
+}
+
+/// A run of leases sorted by id ([`ClockOrder`]).
+struct SortedBlock {
+    /// The id of its latest lease.
+    last_id: WorkId,
+    /// The latest time before it or in it.
+    latest: f64,
+}
+
+impl ClockOrder {
+    /// Whether `lease` (the id of a lease of a new id, or `None` for any
+    /// other record) starts or continues a block of sorted leases.
+    fn in_block(&self, lease: Option<WorkId>) -> bool {
+        match (&self.block, lease) {
+            (Some(block), Some(id)) => id > block.last_id,
+            (None, Some(_)) => self.active == 0,
+            (_, None) => false,
+        }
+    }
+
+    /// The earlier time that `t` falls behind by more than `skew`, if any.
+    fn regression(&self, t: f64, lease: Option<WorkId>, skew: f64) -> Option<f64> {
+        if self.in_block(lease) {
+            return None;
+        }
+        let previous = match &self.block {
+            Some(block) => Some(block.latest),
+            None => self.last,
+        };
+        previous.filter(|prev| t < prev - skew)
+    }
+
+    /// Takes in a record's time.
+    fn advance(&mut self, t: f64, lease: Option<WorkId>) {
+        if let Some(id) = lease
+            && self.in_block(lease)
+        {
+            let latest = match (&self.block, self.last) {
+                (Some(block), _) => block.latest,
+                (None, Some(last)) => last,
+                (None, None) => t,
+            };
+            self.block = Some(SortedBlock {
+                last_id: id,
+                latest: latest.max(t),
+            });
+            return;
+        }
+        self.block = None;
+        self.last = Some(t);
+    }
+
+    /// Takes in what a line did to the active leases.
+    fn count(&mut self, effect: Option<&Effect>) {
+        match effect {
+            Some(Effect::Activated | Effect::Reactivated) => self.active += 1,
+            Some(Effect::Completed { .. } | Effect::Reclaimed { .. }) => {
+                self.active = self.active.saturating_sub(1);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The id of a lease that activated a new id: what a sorted block is made
+/// of.
+fn new_lease(event: &LineEvent<'_>) -> Option<WorkId> {
+    match (&event.classified.kind, event.effect) {
+        (LineKind::Record(record), Some(Effect::Activated)) => Some(record.id),
+        _ => None,
+    }
+}
+
 struct JournalChecks<'s> {
     settings: &'s Settings,
     file: String,
     deferred: bool,
     findings: Findings,
-    last_unix_time: Option<f64>,
+    clock: ClockOrder,
     /// Take the shortcut for plain records ([`JournalChecks::plain_unix_time`]);
     /// off only to check that the shortcut changes nothing.
     shortcut: bool,
@@ -95,17 +190,27 @@ struct JournalChecks<'s> {
 
 impl Observer for JournalChecks<'_> {
     fn line(&mut self, event: &LineEvent<'_>) {
+        self.check(event);
+        self.clock.count(event.effect);
+    }
+}
+
+impl JournalChecks<'_> {
+    /// The checks of one line.
+    fn check(&mut self, event: &LineEvent<'_>) {
         // Every check below must either pass on a plain record or be
         // repeated in `plain_unix_time`'s conditions.
         if self.shortcut
             && let Some(t) = self.plain_unix_time(event)
         {
             // Nearly every line: only the clock can be wrong.
+            let lease = new_lease(event);
             if self
-                .last_unix_time
-                .is_none_or(|prev| t >= prev - self.settings.skew)
+                .clock
+                .regression(t, lease, self.settings.skew)
+                .is_none()
             {
-                self.last_unix_time = Some(t);
+                self.clock.advance(t, lease);
                 return;
             }
         }
@@ -243,24 +348,20 @@ impl Observer for JournalChecks<'_> {
         if record.marker == ClockMarker::Unix
             && let Some(t) = record.time
         {
-            if let Some(prev) = self.last_unix_time
-                && t < prev - s.skew
-            {
+            let lease = new_lease(event);
+            if let Some(prev) = self.clock.regression(t, lease, s.skew) {
                 f.add(s, Code::ClockRegression, file, at, || {
                     format!(
-                        "time {} is {} before the previous record's {}",
+                        "time {} is {} before {}, the latest time before it",
                         crate::engine::json::float_repr(t),
                         crate::operations::numbers::duration(prev - t),
                         crate::engine::json::float_repr(prev)
                     )
                 });
             }
-            self.last_unix_time = Some(t);
+            self.clock.advance(t, lease);
         }
     }
-}
-
-impl JournalChecks<'_> {
     /// The time of a line that no check but the clock's can flag: a
     /// canonical, valid UTF-8 record with a unix clock and a time, nothing
     /// coerced or unknown, that leased a new id, completed or reclaimed an
@@ -314,7 +415,7 @@ pub fn check_shortcut(data: &[u8], deferred: bool) {
         file: "journal".into(),
         deferred,
         findings: Findings::default(),
-        last_unix_time: None,
+        clock: ClockOrder::default(),
         shortcut,
     };
     let mut both = Both(checks(true), checks(false));
@@ -422,7 +523,7 @@ pub fn journal(
         file: file.to_string(),
         deferred,
         findings: Findings::default(),
-        last_unix_time: None,
+        clock: ClockOrder::default(),
         shortcut: true,
     };
     let scan = journal::scan(src, &mut checks)?;
@@ -530,7 +631,7 @@ impl<'s> LineChecks<'s> {
                 file: file.to_string(),
                 deferred,
                 findings: Findings::noting_codes(),
-                last_unix_time: None,
+                clock: ClockOrder::default(),
                 shortcut: true,
             },
         }
