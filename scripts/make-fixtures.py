@@ -81,6 +81,8 @@ TASK_B = hashlib.sha256(b"task-b").hexdigest()
 shutil.rmtree(ROOT, ignore_errors=True)
 J = "journal.jsonl"
 write("torn-tail", J, lines(lease(1)) + '{"attempts":1,"clo')
+# Another file under the journal's name: text, not one record.
+write("not-a-journal", J, "make: *** No rule to make target 'all'.  Stop.\nexit status 2\n")
 write("zero-filled-tail", J, lines(lease(1)).encode() + b"\0" * 16)
 write("unterminated-tail", J, lines(lease(1)) + lease(2))
 write("glued-record", J, lines(lease(1), '{"attempts":1,"clock":"unix","id":"' + lease(2)))

@@ -58,9 +58,9 @@ pub struct ForensicsArgs {
     pub records: bool,
 
     /// With --records: also give each line the codes that depend on the
-    /// state at the end of the file (legacy-clock-lease, future-lease,
-    /// expired-lease, seed-missing, requeued-twice), reading each journal
-    /// twice.
+    /// state at the end of the file (not-a-journal, legacy-clock-lease,
+    /// future-lease, expired-lease, seed-missing, requeued-twice), reading
+    /// each journal twice.
     #[arg(long = "end-state", requires = "records")]
     pub end_state: bool,
 }

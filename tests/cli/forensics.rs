@@ -96,7 +96,8 @@ fn line_starts(bytes: &[u8]) -> Vec<u64> {
 /// The codes whose findings depend on the state at the end of the file
 /// (leases still active then, and resume's forecast of them): the stream,
 /// written as the file is read, cannot give them to their lines.
-const END_STATE: [&str; 5] = [
+const END_STATE: [&str; 6] = [
+    "not-a-journal",
     "legacy-clock-lease",
     "future-lease",
     "expired-lease",

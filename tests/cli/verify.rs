@@ -63,6 +63,13 @@ type Case = (
 
 const CASES: &[Case] = &[
     (
+        "not-a-journal",
+        "not-a-journal/journal.jsonl",
+        &["--ignore=corrupt-line"],
+        Some(1),
+        "error",
+    ),
+    (
         "torn-tail",
         "torn-tail/journal.jsonl",
         &[],
@@ -1255,4 +1262,41 @@ fn the_clock_going_back_between_appends_is_still_found() {
         .collect();
     assert_eq!(found, [Some(3), Some(6)]);
     assert_eq!(report.count("clock-regression"), 2);
+}
+
+/// Bytes that hold no record are no journal the master wrote, even once
+/// repair has cut their torn tail: a no-go with its own code, never a go.
+#[test]
+fn garbage_repaired_is_still_no_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("b.jsonl");
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let random: Vec<u8> = (0..5000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    fs::write(&journal, &random).unwrap();
+    lj().args(["repair", "--apply", "--no-backup"])
+        .arg(&journal)
+        .assert()
+        .success();
+    let (code, report) = verify_json(&[], std::slice::from_ref(&journal));
+    assert_eq!(code, 1);
+    assert_eq!(report.verdict, Verdict::NoGo);
+    assert_eq!(report.count("not-a-journal"), 1);
+    let finding = report.findings_of("not-a-journal").next().unwrap();
+    assert_eq!((finding.line, finding.severity), (Some(1), Severity::Error));
+    // A journal with a few unreadable lines among its records is still a
+    // journal: those are warnings.
+    let mixed = dir.path().join("mixed.jsonl");
+    let mut bytes = fs::read(fixture("verify/seed-missing/journal.jsonl")).unwrap();
+    bytes.extend_from_slice(b"not json\n");
+    fs::write(&mixed, bytes).unwrap();
+    let (_, report) = verify_json(&["--ignore=seed-missing"], &[mixed]);
+    assert_eq!(report.count("not-a-journal"), 0);
+    assert_eq!(report.count("corrupt-line"), 1);
 }

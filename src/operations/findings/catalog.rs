@@ -136,6 +136,11 @@ macro_rules! catalog {
 const REPAIR: Option<Remedy> = Some(Remedy::Repair);
 
 catalog! {
+    NotAJournal "not-a-journal", Error, Journal,
+        "A journal with bytes but no record, or whose lines are mostly not records (not JSON, not an object, no valid id).",
+        "The master never writes such a file: it is another file under the journal's name (overwritten, mixed up, or the wrong path), and whatever the journal held is not there. Resuming from it starts with no record of the work it should remember.",
+        "Ignores every line it cannot read and loads what is left, however little.",
+        "Check the path; if the journal was overwritten, put back its latest backup (<file>.bak.<stamp>) or the master's own copy. The verdict stays no-go until the file is a journal", None;
     TornTail "torn-tail", Error, Journal,
         "The last line has no terminator and does not parse: a crash mid-append.",
         "An error because resuming loses work: resume's first append (a reclaim, or with no active lease the next dispatch's lease) is concatenated onto the fragment, and on the next load both are lost as one corrupt line.",
@@ -595,7 +600,7 @@ mod tests {
 
     #[test]
     fn the_table_is_indexed_by_the_variant_and_names_are_unique() {
-        assert_eq!(Code::ALL.len(), 41);
+        assert_eq!(Code::ALL.len(), 42);
         assert_eq!(CATALOG.len(), Code::ALL.len());
         let mut seen = BTreeSet::new();
         for (i, &code) in Code::ALL.iter().enumerate() {

@@ -16,7 +16,7 @@ use crate::engine::journal::{
     self, Clock, ClockMarker, CorruptReason, Effect, Forecast, IgnoreReason, LeaseRejection,
     LineEvent, LineKind, Observer, Op, Replay, Summary, Terminator, WorkId,
 };
-use crate::operations::numbers::plural_unseparated;
+use crate::operations::numbers::{count, plural, plural_unseparated};
 use crate::store::error::InputError;
 use crate::store::format;
 use crate::store::progress::Progress;
@@ -183,6 +183,9 @@ struct JournalChecks<'s> {
     deferred: bool,
     findings: Findings,
     clock: ClockOrder,
+    /// Where the first line that is no record at all is (not JSON, not an
+    /// object, no valid id): what `not-a-journal` points at.
+    first_junk: Option<(u64, u64)>,
     /// Take the shortcut for plain records ([`JournalChecks::plain_unix_time`]);
     /// off only to check that the shortcut changes nothing.
     shortcut: bool,
@@ -192,6 +195,14 @@ impl Observer for JournalChecks<'_> {
     fn line(&mut self, event: &LineEvent<'_>) {
         self.check(event);
         self.clock.count(event.effect);
+        if self.first_junk.is_none()
+            && matches!(
+                event.classified.kind,
+                LineKind::Corrupt { glued: None, .. } | LineKind::NotAnObject | LineKind::BadId
+            )
+        {
+            self.first_junk = Some((event.number, event.offset));
+        }
     }
 }
 
@@ -416,6 +427,7 @@ pub fn check_shortcut(data: &[u8], deferred: bool) {
         deferred,
         findings: Findings::default(),
         clock: ClockOrder::default(),
+        first_junk: None,
         shortcut,
     };
     let mut both = Both(checks(true), checks(false));
@@ -524,11 +536,15 @@ pub fn journal(
         deferred,
         findings: Findings::default(),
         clock: ClockOrder::default(),
+        first_junk: None,
         shortcut: true,
     };
     let scan = journal::scan(src, &mut checks)?;
     let mut findings = checks.findings;
     tail_findings(&mut findings, &scan.summary, file, settings);
+    if let Some(first_junk) = checks.first_junk {
+        not_a_journal(&mut findings, &scan.summary, first_junk, file, settings);
+    }
     let s = settings;
     for (id, active) in scan.replay.active_sorted() {
         let at = At {
@@ -572,6 +588,49 @@ pub fn journal(
         summary: scan.summary,
         replay: scan.replay,
     })
+}
+
+/// A file that is not a journal the master wrote: lines that are not
+/// records at all (not JSON, not an object, no valid id) and no record, or
+/// more of them than records. The finding points at the first such line.
+fn not_a_journal(
+    findings: &mut Findings,
+    summary: &Summary,
+    (line, offset): (u64, u64),
+    file: &str,
+    s: &Settings,
+) {
+    let junk: u64 = [
+        IgnoreReason::Corrupt,
+        IgnoreReason::NotAnObject,
+        IgnoreReason::BadId,
+    ]
+    .iter()
+    .filter_map(|reason| summary.ignored.get(reason))
+    .sum();
+    let r = &summary.records;
+    let records = r.lease + r.done + r.reclaim + r.other;
+    if junk == 0 || junk <= records {
+        return;
+    }
+    let at = At {
+        line: Some(line),
+        offset: Some(offset),
+        id: None,
+    };
+    findings.add(s, Code::NotAJournal, file, at, || {
+        format!(
+            "{} of its {} {}, and it holds {}: not a lease journal the master wrote",
+            count(junk),
+            plural(summary.lines, "line", "lines"),
+            if junk == 1 {
+                "is not a record"
+            } else {
+                "are not records"
+            },
+            plural(records, "record", "records"),
+        )
+    });
 }
 
 /// The findings of how a journal ends: NUL bytes after its last line, a
@@ -632,6 +691,7 @@ impl<'s> LineChecks<'s> {
                 deferred,
                 findings: Findings::noting_codes(),
                 clock: ClockOrder::default(),
+                first_junk: None,
                 shortcut: true,
             },
         }
@@ -730,9 +790,11 @@ pub fn resume_findings(mut forecasts: Vec<(String, Forecast)>, settings: &Settin
 }
 
 /// The codes whose findings depend on the state at the end of a journal:
-/// the leases still active then, and resume's forecast of them. A stream
-/// written as the file is read cannot know them ([`LineChecks`]).
-pub const END_STATE: [Code; 5] = [
+/// what the whole file is, the leases still active then, and resume's
+/// forecast of them. A stream written as the file is read cannot know them
+/// ([`LineChecks`]).
+pub const END_STATE: [Code; 6] = [
+    Code::NotAJournal,
     Code::LegacyClockLease,
     Code::FutureLease,
     Code::ExpiredLease,
