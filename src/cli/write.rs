@@ -12,6 +12,7 @@ use crate::operations::exit::Exit;
 use crate::operations::numbers::duration;
 use crate::operations::report::Report;
 use crate::render::Styles;
+use crate::store::lock::Holder;
 use crate::store::session::{FailedAfterChanges, Notes, WriteOptions};
 
 /// `--apply`, `--check`, `--output` and the backup and lock options.
@@ -88,11 +89,11 @@ impl Notes for Stderr {
     }
 
     /// Said only on a terminal, where someone is watching nothing happen.
-    fn waiting(&self, lock: &Path, holders: &[i64], timeout: f64) {
+    fn waiting(&self, lock: &Path, holders: &[Holder], timeout: f64) {
         if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             return;
         }
-        let who: Vec<String> = holders.iter().map(|p| format!("pid {p}")).collect();
+        let who: Vec<String> = holders.iter().map(Holder::describe).collect();
         super::tell(format_args!(
             "waiting up to {} for {} to release {}",
             duration(timeout),

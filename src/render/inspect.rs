@@ -456,13 +456,13 @@ pub fn directory(
     let lock = match (r.master_lock.present, r.master_lock.held) {
         (false, _) => "no .master-queue.lock".to_string(),
         (true, Some(true)) => s.error(&format!(
-            "held by pid {}: a master is running and these files are changing",
+            "held by {}: a master is running and these files are changing",
             r.master_lock
-                .holders
+                .processes
                 .iter()
-                .map(|p| p.to_string())
+                .map(crate::store::lock::Holder::describe)
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join("; ")
         )),
         (true, Some(false)) => s.ok("not held: no master is running"),
         (true, None) => s.warn("unknown (/proc/locks unreadable)"),

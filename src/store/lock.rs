@@ -1,8 +1,10 @@
 //! The master's lock, `.master-queue.lock`, both ways this tool meets it:
 //! whether a master holds it, read from `/proc/locks` ([`LockState`]), never
 //! by opening or locking the file (a probe at the wrong moment would make a
-//! starting master fail); and held by this tool while it changes a state
-//! directory (`store::durable::HeldLock`, the writers' `flock`).
+//! starting master fail), and who holds it now ([`Holder`]: `/proc/locks`
+//! names only the process that took the lock); and held by this tool while
+//! it changes a state directory (`store::durable::HeldLock`, the writers'
+//! `flock`).
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -21,8 +23,168 @@ pub struct LockState {
     /// Whether some process holds a lock on it; `None` when `/proc/locks`
     /// could not be read.
     pub held: Option<bool>,
-    /// PIDs holding it, as `/proc/locks` reports them.
+    /// PIDs holding it: the processes whose open descriptions hold the
+    /// lock, where `/proc` shows them; else the process `/proc/locks`
+    /// names.
     pub holders: Vec<i64>,
+    /// The holders, each with its command and, when it inherited the lock
+    /// from the process that took it, that process.
+    pub processes: Vec<Holder>,
+}
+
+/// A process that holds a lock. `/proc/locks` names the process that took
+/// the lock, which may have passed it on (a fork, a descriptor handed
+/// down) and be gone since; the holders are the processes whose open
+/// descriptions hold it (`/proc/PID/fdinfo` lists the locks on each).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Holder {
+    /// Its process id.
+    pub pid: i64,
+    /// Its command name (`/proc/PID/comm`), when it can be read.
+    pub command: Option<String>,
+    /// Whether it is a run of this tool, changing the directory, rather
+    /// than a master.
+    pub leasejournal: bool,
+    /// The process that took the lock, when it is another: this one
+    /// inherited the lock from it.
+    pub inherited_from: Option<i64>,
+    /// Whether the process it inherited the lock from still runs.
+    pub inherited_from_running: bool,
+}
+
+impl Holder {
+    /// The holder in words: `pid 42 (python3)`, `pid 43 (sleep, which
+    /// inherited the lock from pid 41, no longer running)`.
+    pub fn describe(&self) -> String {
+        let mut about = Vec::new();
+        if self.leasejournal {
+            about.push("another run of leasejournal".to_string());
+        } else if let Some(command) = &self.command {
+            about.push(command.clone());
+        }
+        let mut text = format!("pid {}", self.pid);
+        if let Some(taker) = self.inherited_from {
+            let state = if self.inherited_from_running {
+                "still running"
+            } else {
+                "no longer running"
+            };
+            about.push(format!(
+                "which inherited the lock from pid {taker}, {state}"
+            ));
+        }
+        if !about.is_empty() {
+            text.push_str(&format!(" ({})", about.join(", ")));
+        }
+        text
+    }
+}
+
+/// Who holds a lock, as the subject of a sentence: `a running master, pid
+/// 42 (python3),`, or `another run of leasejournal, pid 43,` when every
+/// holder is one; `a running master` when nobody can be named.
+pub fn describe_holders(holders: &[Holder]) -> String {
+    let leasejournal = !holders.is_empty() && holders.iter().all(|h| h.leasejournal);
+    let who = if leasejournal {
+        "another run of leasejournal"
+    } else {
+        "a running master"
+    };
+    if holders.is_empty() {
+        return who.to_string();
+    }
+    let named: Vec<String> = holders
+        .iter()
+        .map(|h| match (leasejournal, h.inherited_from) {
+            (true, None) => format!("pid {}", h.pid),
+            _ => h.describe(),
+        })
+        .collect();
+    format!("{who}, {},", named.join("; "))
+}
+
+/// Whether process `pid` runs (exists, and is not a zombie waiting to be
+/// reaped).
+fn running(pid: i64) -> bool {
+    let Ok(stat) = fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("stat")) else {
+        return false;
+    };
+    // "PID (comm) S …": the state follows the last parenthesis.
+    let state = stat
+        .rfind(')')
+        .and_then(|at| stat[at + 1..].trim_start().chars().next());
+    !matches!(state, Some('Z' | 'X') | None)
+}
+
+/// The processes that hold a lock on the file with this device and inode,
+/// `takers` being the processes `/proc/locks` names for it. Each process's
+/// open descriptions of the file are looked at (all of them to root; to
+/// anyone else, their own processes'); where none can be seen to hold it,
+/// the takers are the holders.
+pub fn holders(dev: u64, ino: u64, takers: &[i64]) -> Vec<Holder> {
+    if takers.is_empty() {
+        return Vec::new();
+    }
+    let mut found: Vec<Holder> = Vec::new();
+    let me = std::process::id() as i64;
+    for pid in crate::store::open::dir_names(Path::new("/proc")).unwrap_or_default() {
+        let Some(pid) = pid.to_str().and_then(|p| p.parse::<i64>().ok()) else {
+            continue;
+        };
+        let proc_dir = Path::new("/proc").join(pid.to_string());
+        let fds = proc_dir.join("fd");
+        for fd in crate::store::open::dir_names(&fds).unwrap_or_default() {
+            let same = fs::metadata(fds.join(&fd)).is_ok_and(|m| m.dev() == dev && m.ino() == ino);
+            if !same {
+                continue;
+            }
+            let info = fs::read_to_string(proc_dir.join("fdinfo").join(&fd)).unwrap_or_default();
+            let taker = info.lines().find_map(|line| {
+                let lock = line.strip_prefix("lock:")?;
+                lock_holders(lock.trim_start(), dev, ino).first().copied()
+            });
+            let Some(taker) = taker else { continue };
+            if found.iter().any(|h| h.pid == pid) {
+                continue;
+            }
+            let inherited_from = (taker != pid).then_some(taker);
+            found.push(holder(
+                pid,
+                me,
+                inherited_from,
+                inherited_from.is_some_and(running),
+            ));
+        }
+    }
+    if found.is_empty() {
+        found = takers
+            .iter()
+            .map(|&pid| holder(pid, me, None, false))
+            .collect();
+    }
+    found.sort_by_key(|h| h.pid);
+    found
+}
+
+/// A holder's facts from `/proc/PID`.
+fn holder(pid: i64, me: i64, inherited_from: Option<i64>, inherited_from_running: bool) -> Holder {
+    let proc_dir = Path::new("/proc").join(pid.to_string());
+    let command = fs::read_to_string(proc_dir.join("comm"))
+        .ok()
+        .map(|c| c.trim_end().to_string());
+    let exe = fs::read_link(proc_dir.join("exe")).ok();
+    let leasejournal = pid == me
+        || exe
+            .as_ref()
+            .and_then(|e| e.file_name())
+            .is_some_and(|name| name == "leasejournal");
+    Holder {
+        pid,
+        command,
+        leasejournal,
+        inherited_from,
+        inherited_from_running,
+    }
 }
 
 /// What `/proc/locks` (its text, if it could be read) says about
@@ -33,13 +195,19 @@ pub fn master_lock(dir: &Path, proc_locks: Option<&str>) -> LockState {
             present: false,
             held: Some(false),
             holders: Vec::new(),
+            processes: Vec::new(),
         },
         Ok(meta) => {
-            let holders = proc_locks.map(|text| lock_holders(text, meta.dev(), meta.ino()));
+            let takers = proc_locks.map(|text| lock_holders(text, meta.dev(), meta.ino()));
+            let processes = takers
+                .as_deref()
+                .map(|takers| holders(meta.dev(), meta.ino(), takers))
+                .unwrap_or_default();
             LockState {
                 present: true,
-                held: holders.as_ref().map(|h| !h.is_empty()),
-                holders: holders.unwrap_or_default(),
+                held: takers.as_ref().map(|h| !h.is_empty()),
+                holders: processes.iter().map(|h| h.pid).collect(),
+                processes,
             }
         }
     }
@@ -91,6 +259,52 @@ pub fn lock_holders(proc_locks: &str, dev: u64, ino: u64) -> Vec<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn holders_are_told_apart_in_words() {
+        let master = Holder {
+            pid: 42,
+            command: Some("python3".into()),
+            leasejournal: false,
+            inherited_from: None,
+            inherited_from_running: false,
+        };
+        let heir = Holder {
+            pid: 43,
+            command: Some("sleep".into()),
+            inherited_from: Some(41),
+            ..master.clone()
+        };
+        let ours = Holder {
+            pid: 44,
+            command: Some("leasejournal".into()),
+            leasejournal: true,
+            ..master.clone()
+        };
+        assert_eq!(master.describe(), "pid 42 (python3)");
+        assert_eq!(
+            heir.describe(),
+            "pid 43 (sleep, which inherited the lock from pid 41, no longer running)"
+        );
+        assert_eq!(describe_holders(&[]), "a running master");
+        assert_eq!(
+            describe_holders(std::slice::from_ref(&master)),
+            "a running master, pid 42 (python3),"
+        );
+        assert_eq!(
+            describe_holders(std::slice::from_ref(&ours)),
+            "another run of leasejournal, pid 44,"
+        );
+        assert_eq!(
+            describe_holders(&[ours, master]),
+            "a running master, pid 44 (another run of leasejournal); pid 42 (python3),"
+        );
+    }
+
+    #[test]
+    fn a_lock_nobody_holds_has_no_holder() {
+        assert_eq!(holders(1, 1, &[]), Vec::new());
+    }
 
     #[test]
     fn proc_locks_lines_match_device_and_inode() {

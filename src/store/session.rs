@@ -21,6 +21,7 @@ use crate::store::durable::{
 };
 use crate::store::error::{InputError, in_words};
 use crate::store::format::Kind;
+use crate::store::lock::Holder;
 use crate::store::path::parent_or_dot;
 use crate::store::progress::Progress;
 use crate::store::resolve::{self, Purpose, Target};
@@ -54,8 +55,8 @@ pub trait Notes: Sync {
     /// A note for stderr: "backed up … to …".
     fn say(&self, note: std::fmt::Arguments<'_>);
     /// The run waits up to `timeout` seconds for the master's lock `lock`,
-    /// which `holders` hold (as `/proc/locks` tells; empty when it cannot).
-    fn waiting(&self, lock: &Path, holders: &[i64], timeout: f64);
+    /// which `holders` hold (empty when `/proc` cannot tell).
+    fn waiting(&self, lock: &Path, holders: &[Holder], timeout: f64);
 }
 
 /// The notes of a run, as the operations pass them on.

@@ -424,9 +424,9 @@ fn a_running_master_is_named_with_its_pid() {
         .code(3)
         .stdout("")
         .stderr(format!(
-            "leasejournal: {}: a running master (pid {}) holds .master-queue.lock; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS\n",
+            "leasejournal: {}: a running master, {}, holds .master-queue.lock; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS\n",
             dir.path().display(),
-            std::process::id()
+            crate::support::this_holder()
         ));
 }
 
@@ -680,8 +680,8 @@ fn dev_stdin_reads_like_a_dash_and_lock_timeout_says_whom_it_waits_for() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(&format!(
-            "leasejournal: waiting up to 1s for pid {} to release {}/.master-queue.lock",
-            std::process::id(),
+            "leasejournal: waiting up to 1s for {} to release {}/.master-queue.lock",
+            crate::support::this_holder(),
             dir.path().display()
         )),
         "{text}"

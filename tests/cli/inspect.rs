@@ -57,7 +57,8 @@ fn state_directory_json_contract() {
         schema::MasterLock {
             present: false,
             held: Some(false),
-            holders: vec![]
+            holders: vec![],
+            processes: vec![]
         }
     );
     assert_eq!(dir.missing, Vec::<String>::new());
@@ -431,7 +432,8 @@ fn a_held_master_lock_is_seen_through_proc_locks() {
         schema::MasterLock {
             present: true,
             held: Some(false),
-            holders: vec![]
+            holders: vec![],
+            processes: vec![]
         }
     );
     // SAFETY: a valid descriptor.
@@ -446,7 +448,19 @@ fn a_held_master_lock_is_seen_through_proc_locks() {
         schema::MasterLock {
             present: true,
             held: Some(true),
-            holders: vec![pid.into()]
+            holders: vec![pid.into()],
+            processes: vec![schema::LockHolder {
+                pid: pid.into(),
+                command: Some(
+                    fs::read_to_string("/proc/self/comm")
+                        .unwrap()
+                        .trim_end()
+                        .to_string()
+                ),
+                leasejournal: false,
+                inherited_from: None,
+                inherited_from_running: false,
+            }]
         }
     );
     // "a master is running", with our pid.
@@ -454,6 +468,7 @@ fn a_held_master_lock_is_seen_through_proc_locks() {
         lj().args(["inspect", "--now", NOW]).arg(dir.path()),
         Some(dir.path()),
     )
+    .replace(&crate::support::this_holder(), "pid $PID ($COMMAND)")
     .replace(&format!("pid {pid}"), "pid $PID");
     golden::assert_golden(
         "test.inspect.held-master-lock",

@@ -515,6 +515,18 @@ pub struct MasterLock {
     #[serde(deserialize_with = "present")]
     pub held: Option<bool>,
     pub holders: Vec<i64>,
+    pub processes: Vec<LockHolder>,
+}
+
+/// A process that holds the master's lock.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockHolder {
+    pub pid: i64,
+    pub command: Option<String>,
+    pub leasejournal: bool,
+    pub inherited_from: Option<i64>,
+    pub inherited_from_running: bool,
 }
 
 /// `inspect` of a state directory (the `kind` member is the enum's tag).
@@ -585,6 +597,7 @@ pub struct Target {
     pub verdict: Verdict,
     pub counts: BTreeMap<String, u64>,
     pub master_pids: Vec<i64>,
+    pub master_holders: Vec<LockHolder>,
     #[serde(deserialize_with = "present")]
     pub master_lock: Option<String>,
 }

@@ -210,3 +210,11 @@ pub fn lease_of(payload: &str, worker: i64, time: f64) -> Vec<u8> {
         payload.as_bytes(),
     )
 }
+
+/// This test process as the master's lock names its holder:
+/// `pid 42 (cli-1a2b3c4d5e6f)` (its command name, as `/proc/self/comm`
+/// gives it).
+pub fn this_holder() -> String {
+    let comm = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
+    format!("pid {} ({})", std::process::id(), comm.trim_end())
+}

@@ -579,6 +579,7 @@ fn a_held_lock_is_a_live_master() {
         .stdout("")
         .stderr("");
     let shown = dir.path().display();
+    let holder = crate::support::this_holder();
     lj().args(["verify", "--now", NOW, "--ttl", LONG_TTL, "--color=never"])
         .args(["--ignore", "seed-missing"])
         .arg(dir.path())
@@ -586,7 +587,7 @@ fn a_held_lock_is_a_live_master() {
         .code(3)
         .stderr("")
         .stdout(format!(
-            "{shown}\n  warning live-master  ×1\n      .master-queue.lock is held by pid {pid}: a master is running\n\
+            "{shown}\n  warning live-master  ×1\n      .master-queue.lock is held by {holder}: a master is running\n\
              checked L1 L2 L4 L5 L6; L3 and L7 cannot be checked from files\n\
              verdict: busy, a master is running (pid {pid} holds {shown}/.master-queue.lock); do not resume another, and change nothing until it stops (0 errors, 1 warning, 0 info)\n"
         ));
@@ -1299,4 +1300,74 @@ fn garbage_repaired_is_still_no_go() {
     let (_, report) = verify_json(&["--ignore=seed-missing"], &[mixed]);
     assert_eq!(report.count("not-a-journal"), 0);
     assert_eq!(report.count("corrupt-line"), 1);
+}
+
+/// `/proc/locks` names the process that took a lock, which may have passed
+/// it on: after `flock LOCK sleep &` and the end of `flock`, `sleep` holds
+/// the lock. verify names the holder and where it got the lock from.
+#[test]
+fn the_master_lock_is_named_by_its_real_holder() {
+    if std::process::Command::new("flock")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("flock(1) is not installed: the inherited lock is not tested");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(
+        fixture("samples/.work_leases.jsonl"),
+        dir.path().join(".work_leases.jsonl"),
+    )
+    .unwrap();
+    let lock = dir.path().join(".master-queue.lock");
+    fs::write(&lock, b"").unwrap();
+    let mut taker = std::process::Command::new("flock")
+        .arg("-n")
+        .arg(&lock)
+        .args(["sleep", "60"])
+        .spawn()
+        .unwrap();
+    let taker_pid = i64::from(taker.id());
+    // Until the lock is taken, then the taker goes; its child keeps it.
+    let taken = || {
+        fs::read_to_string("/proc/locks")
+            .unwrap()
+            .contains(&format!(" {taker_pid} "))
+    };
+    while !taken() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    taker.kill().unwrap();
+    taker.wait().unwrap();
+    let (exit, report) = verify_json(&["--ttl", LONG_TTL], &[dir.path().to_path_buf()]);
+    let processes = &report.targets[0].master_holders;
+    let sleeper = processes.first().map(|h| h.pid);
+    if let Some(pid) = sleeper {
+        // SAFETY: kill(2) with a pid and a signal; the sleeper is ours.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+    assert_eq!(exit, 3);
+    assert_eq!(processes.len(), 1, "{processes:?}");
+    let holder = &processes[0];
+    assert_ne!(holder.pid, taker_pid);
+    assert_eq!(
+        (
+            holder.command.as_deref(),
+            holder.inherited_from,
+            holder.inherited_from_running,
+            holder.leasejournal
+        ),
+        (Some("sleep"), Some(taker_pid), false, false)
+    );
+    assert_eq!(report.targets[0].master_pids, [holder.pid]);
+    let finding = report.findings_of("live-master").next().unwrap();
+    assert_eq!(
+        finding.message,
+        format!(
+            ".master-queue.lock is held by pid {} (sleep, which inherited the lock from pid {taker_pid}, no longer running): a master is running",
+            holder.pid
+        )
+    );
 }

@@ -787,9 +787,9 @@ fn a_held_master_lock_refuses_with_exit_3() {
             .code(3)
             .stdout("")
             .stderr(format!(
-                "leasejournal: {}: a running master (pid {}) holds .master-queue.lock; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS\n",
+                "leasejournal: {}: a running master, {}, holds .master-queue.lock; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS\n",
                 dir.path().display(),
-                std::process::id()
+                crate::support::this_holder()
             ));
     }
     assert_eq!(

@@ -5,7 +5,7 @@ use super::Settings;
 use super::catalog::{At, Code, Findings, Id};
 use crate::engine::snapshot;
 use crate::operations::numbers::plural_unseparated;
-use crate::store::lock::LockState;
+use crate::store::lock::{Holder, LockState};
 use crate::store::statedir::TempFile;
 
 /// Verifies a snapshot's bytes.
@@ -162,14 +162,19 @@ pub fn directory(
         });
     }
     if lock.held == Some(true) {
-        let pids = lock
-            .holders
+        let holders = lock
+            .processes
             .iter()
-            .map(|p| p.to_string())
+            .map(Holder::describe)
             .collect::<Vec<_>>()
-            .join(", ");
+            .join("; ");
+        let what = if !lock.processes.is_empty() && lock.processes.iter().all(|h| h.leasejournal) {
+            "another run of leasejournal is changing these files"
+        } else {
+            "a master is running"
+        };
         f.add(s, Code::LiveMaster, dir, At::default(), || {
-            format!(".master-queue.lock is held by pid {pids}: a master is running")
+            format!(".master-queue.lock is held by {holders}: {what}")
         });
     }
     if !has_work_journal {

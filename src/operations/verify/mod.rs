@@ -22,7 +22,7 @@ use crate::operations::findings::state::{directory, snapshot};
 use crate::operations::schema;
 use crate::store::error::{InputError, in_words};
 use crate::store::format::{self, Kind};
-use crate::store::lock::ProcLocks;
+use crate::store::lock::{Holder, ProcLocks};
 use crate::store::open;
 use crate::store::path::parent_or_dot;
 use crate::store::progress::Progress;
@@ -51,13 +51,14 @@ pub fn verify(
         match checked {
             Ok(mut checked) => {
                 remedies.push(checked.remedies.apply(&mut checked.findings));
-                let busy = !checked.master_pids.is_empty();
+                let busy = !checked.master_holders.is_empty();
                 targets.push(TargetReport {
                     path: path.display().to_string(),
                     kind: checked.kind,
                     verdict: Verdict::of(&checked.findings, settings.strict, busy),
                     counts: checked.findings.counts.clone(),
-                    master_pids: checked.master_pids,
+                    master_pids: checked.master_holders.iter().map(|h| h.pid).collect(),
+                    master_holders: checked.master_holders,
                     master_lock: busy.then(|| {
                         checked
                             .dir
@@ -141,7 +142,7 @@ struct Checked {
     kind: &'static str,
     findings: Findings,
     remedies: RemedyTargets,
-    master_pids: Vec<i64>,
+    master_holders: Vec<Holder>,
     /// The directory whose lock was looked at.
     dir: PathBuf,
 }
@@ -171,7 +172,7 @@ fn verify_target(
             let holders = if stdin {
                 Vec::new()
             } else {
-                crate::store::lock::master_lock(dir, proc_locks.get()).holders
+                crate::store::lock::master_lock(dir, proc_locks.get()).processes
             };
             let (name, snapshot) = match kind {
                 Kind::Journal => ("journal", None),
@@ -189,7 +190,7 @@ fn verify_target(
                     repair: (!stdin).then_some(shown),
                     snapshot,
                 },
-                master_pids: holders,
+                master_holders: holders,
                 dir: dir.to_path_buf(),
             })
         }
@@ -227,7 +228,7 @@ fn verify_target(
                     repair: Some(shown),
                     snapshot,
                 },
-                master_pids: dir.master_lock.holders,
+                master_holders: dir.master_lock.processes,
                 dir: dir.path,
             })
         }

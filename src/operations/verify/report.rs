@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::store::lock::Holder;
+
 use crate::operations::exit::Exit;
 use crate::operations::findings::catalog::{Code, Finding, Findings, Remedy, Severity};
 use crate::store::error::InputError;
@@ -133,9 +135,13 @@ pub struct TargetReport {
     pub verdict: Verdict,
     /// Findings per code.
     pub counts: BTreeMap<Code, u64>,
-    /// Pids holding the directory's `.master-queue.lock`, from
-    /// `/proc/locks` (a directory, or a file inside one).
+    /// Pids holding the directory's `.master-queue.lock` (a directory, or
+    /// a file inside one): the processes that hold it now, where `/proc`
+    /// shows them, else the one `/proc/locks` names.
     pub master_pids: Vec<i64>,
+    /// Those holders, each with its command and the process it inherited
+    /// the lock from, if another took it.
+    pub master_holders: Vec<Holder>,
     /// That lock file, when it is held.
     pub master_lock: Option<String>,
 }

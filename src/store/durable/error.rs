@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::store::error::in_words;
-use crate::store::lock::MASTER_LOCK;
+use crate::store::lock::{Holder, MASTER_LOCK, describe_holders};
 
 /// Why a write did not happen (or did not complete).
 #[derive(Debug)]
@@ -16,8 +16,8 @@ pub enum WriteError {
     Locked {
         /// The directory.
         dir: PathBuf,
-        /// Who holds it, as `/proc/locks` tells (empty when it cannot).
-        pids: Vec<i64>,
+        /// Who holds it (empty when `/proc` cannot tell).
+        holders: Vec<Holder>,
         /// Whether `--lock-timeout` was waited out.
         waited: bool,
     },
@@ -77,28 +77,22 @@ pub enum WriteError {
 impl std::fmt::Display for WriteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            WriteError::Locked { dir, pids, waited } => {
-                let who = match pids.as_slice() {
-                    [] => String::new(),
-                    [pid] => format!(" (pid {pid})"),
-                    many => format!(
-                        " (pids {})",
-                        many.iter()
-                            .map(|p| p.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                };
+            WriteError::Locked {
+                dir,
+                holders,
+                waited,
+            } => {
+                let who = describe_holders(holders);
                 if *waited {
                     write!(
                         f,
-                        "{}: a running master{who} still holds {MASTER_LOCK} at the end of --lock-timeout; nothing was written",
+                        "{}: {who} still holds {MASTER_LOCK} at the end of --lock-timeout; nothing was written",
                         dir.display()
                     )
                 } else {
                     write!(
                         f,
-                        "{}: a running master{who} holds {MASTER_LOCK}; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS",
+                        "{}: {who} holds {MASTER_LOCK}; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS",
                         dir.display()
                     )
                 }

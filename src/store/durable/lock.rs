@@ -27,7 +27,7 @@ impl HeldLock {
     pub fn acquire(
         dir: &Path,
         wait: Option<Duration>,
-        on_wait: impl FnOnce(&Path, &[i64]),
+        on_wait: impl FnOnce(&Path, &[lock::Holder]),
     ) -> Result<HeldLock, WriteError> {
         let path = dir.join(MASTER_LOCK);
         let open = |create_new: bool| {
@@ -65,9 +65,10 @@ impl HeldLock {
         }
         let deadline = wait.map(|w| Instant::now() + w);
         let holders = || {
-            lock::read_proc_locks()
+            let takers = lock::read_proc_locks()
                 .map(|text| lock::lock_holders(&text, meta.dev(), meta.ino()))
-                .unwrap_or_default()
+                .unwrap_or_default();
+            lock::holders(meta.dev(), meta.ino(), &takers)
         };
         let mut on_wait = Some(on_wait);
         loop {
@@ -77,7 +78,7 @@ impl HeldLock {
                     if deadline.is_none_or(|d| Instant::now() >= d) {
                         return Err(WriteError::Locked {
                             dir: dir.to_path_buf(),
-                            pids: holders(),
+                            holders: holders(),
                             waited: deadline.is_some(),
                         });
                     }
