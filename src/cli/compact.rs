@@ -10,6 +10,7 @@ use super::Finished;
 use super::output::{Bars, OutputArgs, ProgressArgs};
 use super::write::{self, WriteArgs};
 use crate::operations::compact;
+use crate::operations::report::Command;
 use crate::render;
 
 /// Rewrite a journal as the state it replays to.
@@ -71,6 +72,7 @@ pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Finished> 
         &args.write.options(),
         &bars,
         &write::Stderr,
-    )?;
+    )
+    .map_err(|e| write::report_failure(&args.output, out, Command::Compact, e))?;
     write::finish(&args.output, out, report, exit, render::compact)
 }

@@ -10,6 +10,7 @@ use super::Finished;
 use super::output::{Bars, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::write::{self, WriteArgs};
 use crate::operations::migrate;
+use crate::operations::report::Command;
 use crate::render;
 
 /// Move journals and snapshots out of the legacy (monotonic) clock domain.
@@ -66,6 +67,7 @@ pub fn run(args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<Finished> 
         &options,
         &bars,
         &write::Stderr,
-    )?;
+    )
+    .map_err(|e| write::report_failure(&args.output, out, Command::Migrate, e))?;
     write::finish(&args.output, out, report, exit, render::migrate)
 }

@@ -101,6 +101,7 @@ pub fn main() -> ExitCode {
         Err(error) => Err(FailedAfterChanges {
             error: error.into(),
             changes: finished.changes,
+            finished: None,
         }
         .into()),
     });

@@ -12,6 +12,7 @@ use super::select::SelectArgs;
 use super::write::{self, WriteArgs};
 use crate::operations::exit::Exit;
 use crate::operations::recover;
+use crate::operations::report::Command;
 use crate::render;
 
 /// Forecast what the master's resume will recover; discard work only when
@@ -92,6 +93,7 @@ pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Finished> 
     }
     let request = args.select.request(args.export.clone());
     let (report, exit) =
-        recover::run_discard(&args.path, &request, now, &options, &bars, &write::Stderr)?;
+        recover::run_discard(&args.path, &request, now, &options, &bars, &write::Stderr)
+            .map_err(|e| write::report_failure(&args.output, out, Command::Recover, e))?;
     write::finish(&args.output, out, report, exit, render::discard)
 }

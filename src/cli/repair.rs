@@ -10,6 +10,7 @@ use super::Finished;
 use super::output::{Bars, OutputArgs, ProgressArgs};
 use super::write::{self, WriteArgs};
 use crate::operations::repair;
+use crate::operations::report::Command;
 use crate::render;
 
 /// Fix what a crash left in the journals, losing no lease.
@@ -48,6 +49,7 @@ pub struct RepairArgs {
 /// Runs `repair`.
 pub fn run(args: &RepairArgs, out: &mut dyn Write) -> anyhow::Result<Finished> {
     let bars = Bars::new(&args.progress, args.output.format);
-    let (report, exit) = repair::run(&args.paths, &args.write.options(), &bars, &write::Stderr)?;
+    let (report, exit) = repair::run(&args.paths, &args.write.options(), &bars, &write::Stderr)
+        .map_err(|e| write::report_failure(&args.output, out, Command::Repair, e))?;
     write::finish(&args.output, out, report, exit, render::repair)
 }

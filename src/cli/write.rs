@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::Finished;
-use super::output::{KindArg, OutputArgs};
+use super::output::{Format, KindArg, OutputArgs};
 use crate::operations::exit::Exit;
 use crate::operations::numbers::duration;
-use crate::operations::report::Report;
+use crate::operations::report::{Command, FailedReport, Report};
 use crate::render::Styles;
 use crate::store::lock::Holder;
 use crate::store::session::{FailedAfterChanges, Notes, WriteOptions};
@@ -107,6 +107,26 @@ impl Notes for Stderr {
     }
 }
 
+/// A writing command's failure: with `--format json`, a failure after
+/// files were changed still prints what was changed and what failed
+/// ([`FailedReport`]) before the error goes on to be said on stderr (exit
+/// status 4).
+pub fn report_failure(
+    output: &OutputArgs,
+    out: &mut dyn Write,
+    command: Command,
+    error: anyhow::Error,
+) -> anyhow::Error {
+    if output.format == Format::Json
+        && let Some(failed) = error.downcast_ref::<FailedAfterChanges>()
+    {
+        // A failure to print it is the stdout's, said by the caller's
+        // flush; the error that matters is the one returned.
+        let _ = output.emit(out, &FailedReport::of(command, failed), |_, _| Ok(()));
+    }
+    error
+}
+
 /// Prints a writing command's report, then ends with its exit status and
 /// the changes it made; a failure to print after a change carries them
 /// (exit status 4).
@@ -126,6 +146,7 @@ pub fn finish<P: serde::Serialize>(
         Err(error) => Err(FailedAfterChanges {
             error: error.into(),
             changes: report.changes,
+            finished: None,
         }
         .into()),
     }

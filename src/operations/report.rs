@@ -9,7 +9,7 @@ use crate::operations::numbers::plural;
 use crate::operations::schema;
 use crate::store::durable::Change;
 use crate::store::path::shell_quote;
-use crate::store::session::{Mode, Outcome, Run};
+use crate::store::session::{FailedAfterChanges, Mode, Outcome, Run};
 
 /// A writing command, as its report names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -64,6 +64,60 @@ impl<P: Serialize> Report<P> {
             mode: run.mode,
             files: run.files,
             changes: run.changes,
+        }
+    }
+}
+
+/// What a writing run that failed after it had changed files reports with
+/// `--format json` (exit status 4): the files it had finished, every
+/// change it made, and what failed.
+#[derive(Debug, Serialize)]
+pub struct FailedReport {
+    /// Contract version: the command's.
+    pub schema_version: u32,
+    /// The command.
+    pub command: Command,
+    /// How it wrote (absent when it failed before it knew).
+    pub mode: Option<Mode>,
+    /// The outcomes of the files it had finished, as its report lists them.
+    pub files: serde_json::Value,
+    /// Every change it made, in order.
+    pub changed: Vec<ChangeReport>,
+    /// What failed, in words (the message on stderr).
+    pub error: String,
+}
+
+/// One change a run made.
+#[derive(Debug, Serialize)]
+pub struct ChangeReport {
+    /// The file.
+    pub path: String,
+    /// What was done to it, as words that follow its name ("was
+    /// rewritten").
+    pub done: String,
+}
+
+impl FailedReport {
+    /// The report of `command`'s run that failed as `failed` says.
+    pub fn of(command: Command, failed: &FailedAfterChanges) -> FailedReport {
+        let (mode, files) = match &failed.finished {
+            Some((mode, files)) => (Some(*mode), files.clone()),
+            None => (None, serde_json::Value::Array(Vec::new())),
+        };
+        FailedReport {
+            schema_version: command.schema_version(),
+            command,
+            mode,
+            files,
+            changed: failed
+                .changes
+                .iter()
+                .map(|c| ChangeReport {
+                    path: c.path.display().to_string(),
+                    done: c.done.to_string(),
+                })
+                .collect(),
+            error: format!("{:#}", failed.error),
         }
     }
 }

@@ -124,6 +124,9 @@ pub struct FailedAfterChanges {
     pub error: anyhow::Error,
     /// What had been changed by then, in order.
     pub changes: Vec<Change>,
+    /// How the run wrote, and the outcomes of the files it had finished
+    /// (as their report's JSON has them), when the run got that far.
+    pub finished: Option<(Mode, serde_json::Value)>,
 }
 
 impl std::fmt::Display for FailedAfterChanges {
@@ -671,6 +674,10 @@ pub fn run_paths<P: Serialize>(
         Err(error) => Err(FailedAfterChanges {
             error,
             changes: run.changes,
+            finished: Some((
+                run.mode,
+                serde_json::to_value(&run.files).unwrap_or(serde_json::Value::Null),
+            )),
         }
         .into()),
     }

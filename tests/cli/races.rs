@@ -426,6 +426,41 @@ fn a_failure_after_the_change_exits_4_and_names_the_file() {
     assert!(fs::read(&path).unwrap() == result);
     drop(dir);
 
+    // With --format json, the report says what was changed and what failed.
+    let (dir, path) = state_dir(&original);
+    let out = lj()
+        .args(["compact", "--apply", "--no-backup", "--format=json"])
+        .arg(&path)
+        .env("LEASEJOURNAL_FAILPOINTS", "after-rename=error")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let message = format!(
+        "{}: was rewritten, but could not fsync its directory: no space left on device",
+        path.display()
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("leasejournal: {message}\n")
+    );
+    let failed: schema::Failed = schema::parse(&out.stdout);
+    assert_eq!(
+        failed,
+        schema::Failed {
+            schema_version: 1,
+            command: "compact".into(),
+            mode: Some("apply".into()),
+            files: Vec::new(),
+            changed: vec![schema::ChangeMade {
+                path: path.display().to_string(),
+                done: "was rewritten".into(),
+            }],
+            error: message,
+        }
+    );
+    assert!(fs::read(&path).unwrap() == result);
+    drop(dir);
+
     // Standard output fails once the journal is rewritten.
     let (dir, path) = state_dir(&original);
     let out = Command::new(bin())

@@ -1180,3 +1180,25 @@ impl Diff {
         }
     }
 }
+
+/// What a writing command that failed after changing files reports with
+/// `--format json` (exit status 4).
+#[derive(Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Failed {
+    pub schema_version: u32,
+    pub command: String,
+    #[serde(deserialize_with = "present")]
+    pub mode: Option<String>,
+    pub files: Vec<serde_json::Value>,
+    pub changed: Vec<ChangeMade>,
+    pub error: String,
+}
+
+/// One change a failed run made.
+#[derive(Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeMade {
+    pub path: String,
+    pub done: String,
+}
