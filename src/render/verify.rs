@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use super::{Column, Styles, count, plural, table};
 use crate::operations::explain::Explanation;
 use crate::operations::findings::catalog::{Code, CodeInfo, Finding, Severity};
-use crate::operations::verify::{Verdict, VerifyReport};
+use crate::operations::verify::{TargetReport, Verdict, VerifyReport};
 
 fn severity(s: &Styles, sev: Severity) -> String {
     let name = format!("{:<7}", sev.as_str());
@@ -120,13 +120,56 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
         r.checked.join(" "),
         r.not_checkable.join(" and ")
     )?;
+    let totals_of = |n: &dyn Fn(Severity) -> u64| {
+        format!(
+            "{}, {}, {} info",
+            plural(n(Severity::Error), "error", "errors"),
+            plural(n(Severity::Warning), "warning", "warnings"),
+            count(n(Severity::Info))
+        )
+    };
+    // With several paths, the ones that are not a go, one line each, so
+    // that the bad one is not lost among the others' findings.
+    let checked = r.targets.len() + r.errors.len();
+    if checked > 1 {
+        let not_go: Vec<&TargetReport> = r
+            .targets
+            .iter()
+            .filter(|t| t.verdict != Verdict::Go)
+            .collect();
+        for t in &not_go {
+            let n = |sev: Severity| {
+                t.counts
+                    .iter()
+                    .filter(|(code, _)| code.severity() == sev)
+                    .map(|(_, n)| n)
+                    .sum()
+            };
+            writeln!(
+                out,
+                "  {}  {}  ({})",
+                super::printable(&t.path),
+                verdict_word(s, t.verdict),
+                totals_of(&n)
+            )?;
+        }
+        for e in &r.errors {
+            writeln!(
+                out,
+                "  {}  {}  (could not be checked)",
+                super::printable(&e.path),
+                verdict_word(s, Verdict::Incomplete)
+            )?;
+        }
+        writeln!(
+            out,
+            "{} of {} paths not a go",
+            count((not_go.len() + r.errors.len()) as u64),
+            count(checked as u64)
+        )?;
+    }
     let n = |sev: Severity| r.severities.get(&sev).copied().unwrap_or(0);
-    let totals = format!(
-        "{}, {}, {} info",
-        plural(n(Severity::Error), "error", "errors"),
-        plural(n(Severity::Warning), "warning", "warnings"),
-        count(n(Severity::Info))
-    );
+    let totals = totals_of(&n);
     let mut busy: Vec<String> = Vec::new();
     for t in &r.targets {
         if let Some(lock) = &t.master_lock {
@@ -162,6 +205,16 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
         writeln!(out, "then run verify again")?;
     }
     Ok(())
+}
+
+/// A verdict's word, coloured as its line is.
+fn verdict_word(s: &Styles, verdict: Verdict) -> String {
+    match verdict {
+        Verdict::Go => s.ok("go"),
+        Verdict::NoGo => s.error("no-go"),
+        Verdict::Incomplete => s.error("incomplete"),
+        Verdict::Busy => s.error("busy"),
+    }
 }
 
 /// Writes what `explain` shows: one code's entry, or the catalog as a

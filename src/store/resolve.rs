@@ -74,8 +74,9 @@ pub fn resolve(
                     return Err(InputError::new(
                         path,
                         format!(
-                            "contains none of {}: not a SymCC state directory",
-                            format::STATE_FILES.join(", ")
+                            "contains none of {}: not a SymCC state directory{}",
+                            format::STATE_FILES.join(", "),
+                            state_directories_in(path)
                         ),
                     ));
                 }
@@ -88,6 +89,40 @@ pub fn resolve(
     // (the master's lock included) is touched.
     let (file, _) = open::open_regular(path)?;
     file_target(path, kind, file, purpose)
+}
+
+/// For a directory that is not a state directory: the state directories
+/// directly inside it, in words (`; it holds 3 state directories (run1,
+/// run2, run3): name them, as out/*/`), or nothing.
+fn state_directories_in(path: &Path) -> String {
+    let mut found: Vec<String> = open::dir_names(path)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|name| {
+            let sub = path.join(name);
+            sub.is_dir()
+                && format::state_files().any(|(file, _)| sub.join(file).symlink_metadata().is_ok())
+        })
+        .map(|name| name.to_string_lossy().into_owned())
+        .collect();
+    if found.is_empty() {
+        return String::new();
+    }
+    found.sort();
+    let shown: Vec<&str> = found.iter().take(3).map(String::as_str).collect();
+    let more = if found.len() > 3 { ", …" } else { "" };
+    let count = if found.len() == 1 {
+        "1 state directory".to_string()
+    } else {
+        format!("{} state directories", found.len())
+    };
+    let parent = crate::store::path::shell_quote(&path.display().to_string());
+    let parent = parent.trim_end_matches('/');
+    format!(
+        "; it holds {count} ({}{more}): name {}, as {parent}/*/",
+        shown.join(", "),
+        if found.len() == 1 { "it" } else { "them" }
+    )
 }
 
 /// An opened file of the kind given, named, or sniffed from its start.

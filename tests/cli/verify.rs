@@ -1371,3 +1371,46 @@ fn the_master_lock_is_named_by_its_real_holder() {
         )
     );
 }
+
+/// With several paths, the ones that are not a go are listed again at the
+/// end, one line each with their counts, and counted; a directory that
+/// holds state directories says so and how to name them.
+#[test]
+fn several_paths_end_with_the_ones_that_are_not_a_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good");
+    fs::create_dir(&good).unwrap();
+    fs::write(good.join(".work_leases.jsonl"), b"").unwrap();
+    let out = lj()
+        .args(["verify", "--now", NOW, "--color=never"])
+        .arg(&good)
+        .arg(fixture("runbook/run1"))
+        .arg(fixture("runbook"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let tail: Vec<&str> = stdout.lines().rev().take(7).collect();
+    let runbook = fixture("runbook").display().to_string();
+    let why = format!(
+        "contains none of .work_leases.jsonl, .dispatch_protocol_deferred.jsonl, .state_tasks.json: not a SymCC state directory; it holds 1 state directory (run1): name it, as {runbook}/*/"
+    );
+    assert_eq!(
+        tail.into_iter().rev().collect::<Vec<_>>(),
+        [
+            format!("  {runbook}/run1  no-go  (3 errors, 0 warnings, 3 info)"),
+            format!("  {runbook}  incomplete  (could not be checked)"),
+            "2 of 3 paths not a go".to_string(),
+            "verdict: incomplete, a path could not be checked (3 errors, 0 warnings, 3 info)"
+                .to_string(),
+            "next:".to_string(),
+            format!("  leasejournal repair --apply {runbook}/run1"),
+            "then run verify again".to_string(),
+        ]
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("leasejournal: {runbook}: {why}\n")
+    );
+    assert!(stdout.contains(&format!("could not check {runbook}: {why}\n")));
+}
