@@ -145,15 +145,7 @@ fn only_nul_bytes_and_random_bytes() {
             "leasejournal: {}: neither a lease journal nor a state snapshot (no journal record or snapshot object at the start); name the kind with --kind\n",
             unknown.display()
         ));
-    let mut x: u64 = 0x1234_5678_9abc_def1;
-    let random: Vec<u8> = (0..(2 << 20))
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
+    let random = crate::support::noise(0x1234_5678_9abc_def1, 2 << 20);
     let journal = dir.path().join("random.jsonl");
     fs::write(&journal, &random).unwrap();
     let v = inspect(&journal).journal();

@@ -218,3 +218,16 @@ pub fn this_holder() -> String {
     let comm = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
     format!("pid {} ({})", std::process::id(), comm.trim_end())
 }
+
+/// `len` bytes of noise, the same for the same `seed` (xorshift64).
+pub fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}

@@ -1213,20 +1213,11 @@ fn a_compacted_journal_is_no_clock_regression() {
 /// began while nothing was active.
 #[test]
 fn the_clock_going_back_between_appends_is_still_found() {
-    use leasejournal::engine::journal::encode::{lease_line, marker_line};
+    use leasejournal::engine::journal::encode::marker_line;
     use leasejournal::engine::journal::{Clock, WorkId};
-    use leasejournal::engine::json::PyInt;
     let lease = |payload: &str, time: f64| {
         let id = WorkId::of_canonical(payload.as_bytes());
-        let line = lease_line(
-            &id,
-            &PyInt::Small(1),
-            time,
-            &PyInt::Small(1),
-            Clock::Unix,
-            payload.as_bytes(),
-        );
-        (id, line)
+        (id, crate::support::lease_of(payload, 1, time))
     };
     let mut leases = [
         lease(r#"{"path":"/afl/queue/id:000001"}"#, 1_754_551_000.0),
@@ -1271,16 +1262,7 @@ fn the_clock_going_back_between_appends_is_still_found() {
 fn garbage_repaired_is_still_no_go() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("b.jsonl");
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let random: Vec<u8> = (0..5000)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
-    fs::write(&journal, &random).unwrap();
+    fs::write(&journal, crate::support::noise(0x9e37_79b9_7f4a_7c15, 5000)).unwrap();
     lj().args(["repair", "--apply", "--no-backup"])
         .arg(&journal)
         .assert()
