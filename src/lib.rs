@@ -50,7 +50,8 @@
 //!   `store::open` (inputs opened without ever blocking), `store::format`
 //!   (the formats a state directory holds, by name and first bytes),
 //!   `store::statedir` (a state directory examined), `store::lock` (the
-//!   master's lock as `/proc/locks` shows it), `store::resolve` (the one
+//!   master's lock as `/proc/locks` shows it), `store::procs` (the
+//!   processes with a file open), `store::resolve` (the one
 //!   resolver of a path, for readers and writers), `store::read` (a path's
 //!   journals, scanned), `store::progress` (reading progress, undrawn),
 //!   `store::failpoint` (the crash tests' failpoints, empty without the

@@ -297,7 +297,7 @@ fn discard_file(
 ) -> anyhow::Result<Outcome<Discard>> {
     let removed_temp_files = session.clean_temps(path);
     let opened = Opened::open(path)?;
-    let mut scan = session::scan_opened(&opened, progress, &mut ())?;
+    let mut scan = opened.scan(progress, |src| crate::engine::journal::scan(src, &mut ()))?;
     let mut plan = discard(
         &mut scan.replay,
         &scan.summary.tail,

@@ -12,6 +12,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::store::procs::open_descriptions;
+
 /// The master's directory lock.
 pub const MASTER_LOCK: &str = ".master-queue.lock";
 
@@ -127,34 +129,22 @@ pub fn holders(dev: u64, ino: u64, takers: &[i64]) -> Vec<Holder> {
     }
     let mut found: Vec<Holder> = Vec::new();
     let me = std::process::id() as i64;
-    for pid in crate::store::open::dir_names(Path::new("/proc")).unwrap_or_default() {
-        let Some(pid) = pid.to_str().and_then(|p| p.parse::<i64>().ok()) else {
+    for open in open_descriptions(dev, ino) {
+        let taker = open.fdinfo.lines().find_map(|line| {
+            let lock = line.strip_prefix("lock:")?;
+            lock_holders(lock.trim_start(), dev, ino).first().copied()
+        });
+        let Some(taker) = taker else { continue };
+        if found.iter().any(|h| h.pid == open.pid) {
             continue;
-        };
-        let proc_dir = Path::new("/proc").join(pid.to_string());
-        let fds = proc_dir.join("fd");
-        for fd in crate::store::open::dir_names(&fds).unwrap_or_default() {
-            let same = fs::metadata(fds.join(&fd)).is_ok_and(|m| m.dev() == dev && m.ino() == ino);
-            if !same {
-                continue;
-            }
-            let info = fs::read_to_string(proc_dir.join("fdinfo").join(&fd)).unwrap_or_default();
-            let taker = info.lines().find_map(|line| {
-                let lock = line.strip_prefix("lock:")?;
-                lock_holders(lock.trim_start(), dev, ino).first().copied()
-            });
-            let Some(taker) = taker else { continue };
-            if found.iter().any(|h| h.pid == pid) {
-                continue;
-            }
-            let inherited_from = (taker != pid).then_some(taker);
-            found.push(holder(
-                pid,
-                me,
-                inherited_from,
-                inherited_from.is_some_and(running),
-            ));
         }
+        let inherited_from = (taker != open.pid).then_some(taker);
+        found.push(holder(
+            open.pid,
+            me,
+            inherited_from,
+            inherited_from.is_some_and(running),
+        ));
     }
     if found.is_empty() {
         found = takers

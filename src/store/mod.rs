@@ -19,6 +19,8 @@
 //!   progress; many paths side by side;
 //! - `store::progress`: how reading progress is reported, without knowing
 //!   how (or whether) the face draws it;
+//! - `store::procs`: the processes `/proc` shows with a file open, and what
+//!   their open descriptions hold;
 //! - `store::durable`: durable writes, a file by idea (errors, lock,
 //!   leases, backup, replace, re-read, late appends, append);
 //! - `store::compare`: writers that compare a result with the file and
@@ -36,6 +38,7 @@ pub mod format;
 pub mod lock;
 pub mod open;
 pub mod path;
+pub mod procs;
 pub mod progress;
 pub mod read;
 pub mod resolve;

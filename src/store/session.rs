@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::engine::journal::{Positional, Replay, Scan, StateView, TailFix};
+use crate::engine::journal::{Positional, Replay, StateView, TailFix};
 use crate::store::durable::HeldLock;
 use crate::store::durable::{
     self, Change, ChangeLog, Done, Identity, Publish, Seal, Sealed, WriteError,
@@ -235,16 +235,6 @@ impl Version<'_> {
     pub fn reopen(&self) -> io::Result<BufReader<durable::Source<File>>> {
         reopen(self.path, &self.identity)
     }
-}
-
-/// A journal opened to be changed, scanned once: what most writing
-/// commands plan from.
-pub fn scan_opened(
-    opened: &Opened<'_>,
-    progress: &dyn Progress,
-    observer: &mut (dyn crate::engine::journal::Observer + Send),
-) -> anyhow::Result<Scan> {
-    opened.scan(progress, |src| crate::engine::journal::scan(src, observer))
 }
 
 /// Writes a result, as a rewrite or an `--output` file holds it.

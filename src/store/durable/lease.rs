@@ -3,13 +3,13 @@
 //! is appending to the file it changes; and, where the file system gives
 //! no leases, the processes `/proc` shows writing it.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::store::failpoint;
+use crate::store::procs::open_descriptions;
 
 /// How long a change waits for another process to close the file it
 /// needs a lease on (an appender that reopens the journal per record
@@ -101,37 +101,20 @@ pub(super) fn writers_of(file: &File) -> Vec<i64> {
     };
     let me = std::process::id() as i64;
     let mut pids = Vec::new();
-    for pid in crate::store::open::dir_names(Path::new("/proc")).unwrap_or_default() {
-        let Some(pid) = pid.to_str().and_then(|p| p.parse::<i64>().ok()) else {
-            continue;
-        };
-        if pid == me {
+    for open in open_descriptions(meta.dev(), meta.ino()) {
+        if open.pid == me {
             continue;
         }
-        let fds = Path::new("/proc").join(pid.to_string()).join("fd");
-        for fd in crate::store::open::dir_names(&fds).unwrap_or_default() {
-            let same = fs::metadata(fds.join(&fd))
-                .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino());
-            if !same {
-                continue;
-            }
-            let info = fs::read_to_string(
-                Path::new("/proc")
-                    .join(pid.to_string())
-                    .join("fdinfo")
-                    .join(&fd),
-            )
-            .unwrap_or_default();
-            let flags = info
-                .lines()
-                .find_map(|l| l.strip_prefix("flags:"))
-                .and_then(|f| i64::from_str_radix(f.trim(), 8).ok());
-            // Unknown flags count as writing: better refuse than lose.
-            if flags.is_none_or(|f| f & i64::from(libc::O_ACCMODE) != i64::from(libc::O_RDONLY))
-                && !pids.contains(&pid)
-            {
-                pids.push(pid);
-            }
+        let flags = open
+            .fdinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| i64::from_str_radix(f.trim(), 8).ok());
+        // Unknown flags count as writing: better refuse than lose.
+        if flags.is_none_or(|f| f & i64::from(libc::O_ACCMODE) != i64::from(libc::O_RDONLY))
+            && !pids.contains(&open.pid)
+        {
+            pids.push(open.pid);
         }
     }
     pids
