@@ -97,13 +97,11 @@ pub fn main() -> ExitCode {
     });
     let result = run(&cli, &mut out).and_then(|finished| match out.flush() {
         Ok(()) => Ok(finished),
-        Err(error) if finished.changes.is_empty() => Err(error.into()),
-        Err(error) => Err(FailedAfterChanges {
-            error: error.into(),
-            changes: finished.changes,
-            finished: None,
-        }
-        .into()),
+        Err(error) => Err(FailedAfterChanges::after(
+            error.into(),
+            finished.changes,
+            None,
+        )),
     });
     let closed = out.get_ref().closed;
     let no_changes = Vec::new();

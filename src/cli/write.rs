@@ -142,12 +142,10 @@ pub fn finish<P: serde::Serialize>(
             exit,
             changes: report.changes,
         }),
-        Err(error) if report.changes.is_empty() => Err(error.into()),
-        Err(error) => Err(FailedAfterChanges {
-            error: error.into(),
-            changes: report.changes,
-            finished: None,
-        }
-        .into()),
+        Err(error) => Err(FailedAfterChanges::after(
+            error.into(),
+            report.changes,
+            None,
+        )),
     }
 }

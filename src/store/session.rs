@@ -137,6 +137,26 @@ impl std::fmt::Display for FailedAfterChanges {
 
 impl std::error::Error for FailedAfterChanges {}
 
+impl FailedAfterChanges {
+    /// `error`, carrying `changes` when there are any (exit status 4), and
+    /// what the run had `finished`; as it is when nothing was changed.
+    pub fn after(
+        error: anyhow::Error,
+        changes: Vec<Change>,
+        finished: Option<(Mode, serde_json::Value)>,
+    ) -> anyhow::Error {
+        if changes.is_empty() {
+            return error;
+        }
+        FailedAfterChanges {
+            error,
+            changes,
+            finished,
+        }
+        .into()
+    }
+}
+
 /// Replays what a reader holds and compares it with the planned state.
 pub fn check_replay(src: impl Read + Send, planned: &StateView) -> Result<(), String> {
     // Sized for the planned state up front: growing the completed set by
@@ -660,16 +680,14 @@ pub fn run_paths<P: Serialize>(
     run.changes = changes.to_vec();
     match result {
         Ok(()) => Ok(run),
-        Err(error) if run.changes.is_empty() => Err(error),
-        Err(error) => Err(FailedAfterChanges {
-            error,
-            changes: run.changes,
-            finished: Some((
-                run.mode,
-                serde_json::to_value(&run.files).unwrap_or(serde_json::Value::Null),
-            )),
+        Err(error) => {
+            let files = serde_json::to_value(&run.files).unwrap_or(serde_json::Value::Null);
+            Err(FailedAfterChanges::after(
+                error,
+                run.changes,
+                Some((run.mode, files)),
+            ))
         }
-        .into()),
     }
 }
 
