@@ -50,7 +50,9 @@
 //!   `store::open` (inputs opened without ever blocking), `store::format`
 //!   (the formats a state directory holds, by name and first bytes),
 //!   `store::statedir` (a state directory examined), `store::lock` (the
-//!   master's lock as `/proc/locks` shows it), `store::procs` (the
+//!   master's lock as `/proc/locks` shows it, and the opt-in probe),
+//!   `store::mount` (a file system other hosts share, and how far `flock`
+//!   on it reaches), `store::procs` (the
 //!   processes with a file open), `store::resolve` (the one
 //!   resolver of a path, for readers and writers), `store::read` (a path's
 //!   journals, scanned), `store::progress` (reading progress, undrawn),
@@ -73,7 +75,8 @@
 //! they never print, and no command uses another.
 //! - `operations`: the layer.
 //! - The commands: `operations::inspect`, `operations::verify` (with
-//!   `operations::verify::report`, its report and verdict),
+//!   `operations::verify::report`, its report and verdict, and
+//!   `operations::verify::remote`, a master on another host),
 //!   `operations::explain`, `operations::recover`, `operations::repair`,
 //!   `operations::migrate`, `operations::compact`, `operations::diff`
 //!   (with its two comparisons, `operations::diff::snapshot` and
@@ -100,7 +103,9 @@
 //! - `cli`: clap definitions; each command file parses, runs one operation
 //!   and emits (`cli::inspect`, `cli::verify`, `cli::explain`,
 //!   `cli::repair`, `cli::recover`, `cli::migrate`, `cli::compact`,
-//!   `cli::diff`, `cli::completions`); `cli::output` (`--format`,
+//!   `cli::diff`, `cli::completions`); `cli::check` (verify's settings:
+//!   `--now`, `--ttl`, `--min-severity`, `--remote-master`, …);
+//!   `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing
 //!   options, their notes and the report's end), `cli::select`
 //!   (`--discard`'s selection), `cli::forensics` (`inspect --records`,

@@ -1,6 +1,7 @@
 //! The command line: clap definitions (one file per subcommand), the exit
 //! codes, and the one place errors are printed.
 
+mod check;
 mod compact;
 mod completions;
 mod diff;

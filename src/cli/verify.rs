@@ -5,12 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::explain::CodeParser;
-use super::output::{
-    Bars, Format, KindArg, OutputArgs, ProgressArgs, parse_count, parse_now, parse_seconds,
-    system_now,
-};
-use crate::operations::findings::{DEFAULT_SKEW, Settings, catalog::Code};
+use super::check::CheckArgs;
+use super::output::{Bars, Format, KindArg, OutputArgs, ProgressArgs};
 use crate::operations::{exit::Exit, verify};
 use crate::render;
 
@@ -31,12 +27,18 @@ use crate::render;
 /// report names it with the real path, and ends with the commands to run,
 /// in order (next:); none of them ever reclaims a lease.
 ///
+/// A finding no command fixes says what you must do instead (must do:),
+/// and the report ends with those, after next:.
+///
 /// Verdict and exit status: go (0) when every path was checked, nothing is
 /// an error (nor a warning, with --strict) and no master is running; no-go
-/// (1) when something is; incomplete (2) when a path could not be checked;
-/// busy (3) when a live master holds .master-queue.lock of a checked
-/// directory (its pid is named). Busy wins over incomplete, incomplete
-/// over no-go. Several paths are checked side by side, reported in order.
+/// (1) when something is; incomplete (2) when a path could not be checked,
+/// or when its directory is on a file system other hosts share (NFS,
+/// Lustre, GPFS, CephFS, BeeGFS, …) and a master on another host cannot be
+/// ruled out (master-unseen: see --remote-master); busy (3) when a live
+/// master holds .master-queue.lock of a checked directory (its pid is
+/// named). Busy wins over incomplete, incomplete over no-go. Several paths
+/// are checked side by side, reported in order.
 #[derive(Clone, Debug, Args)]
 pub struct VerifyArgs {
     /// Journals, snapshots and state directories; - reads standard input.
@@ -47,36 +49,8 @@ pub struct VerifyArgs {
     #[arg(long = "kind", value_enum, value_name = "KIND")]
     pub kind: Option<KindArg>,
 
-    /// Judge lease ages and future times against this Unix time instead of
-    /// the system clock.
-    #[arg(long = "now", allow_negative_numbers = true, value_name = "UNIX_SECONDS", value_parser = parse_now)]
-    pub now: Option<f64>,
-
-    /// Report active unix leases at least this old as expired; 0 (the
-    /// default) is what the master's resume uses: every lease expires.
-    #[arg(long = "ttl", allow_negative_numbers = true, value_name = "SECONDS", default_value = "0", value_parser = parse_seconds)]
-    pub ttl: f64,
-
-    /// Clock tolerance for future leases and clock regressions.
-    #[arg(long = "skew", allow_negative_numbers = true, value_name = "SECONDS", default_value_t = DEFAULT_SKEW, value_parser = parse_seconds)]
-    pub skew: f64,
-
-    /// Fail on warnings too.
-    #[arg(long = "strict")]
-    pub strict: bool,
-
-    /// Leave out findings with this code (repeatable).
-    #[arg(
-        long = "ignore",
-        value_name = "CODE",
-        value_parser = CodeParser,
-        hide_possible_values = true
-    )]
-    pub ignore: Vec<Code>,
-
-    /// Show at most N examples per code (0: all); counts stay exact.
-    #[arg(long = "max-examples", allow_negative_numbers = true, value_name = "N", default_value_t = 10, value_parser = parse_count)]
-    pub max_examples: usize,
+    #[command(flatten)]
+    pub check: CheckArgs,
 
     /// Print nothing on stdout; only the exit status tells.
     #[arg(long = "quiet", short = 'q')]
@@ -91,14 +65,7 @@ pub struct VerifyArgs {
 
 /// Runs `verify`.
 pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    let settings = Settings {
-        now: args.now.unwrap_or_else(system_now),
-        ttl: args.ttl,
-        skew: args.skew,
-        max_examples: args.max_examples,
-        ignore: args.ignore.clone(),
-        strict: args.strict,
-    };
+    let settings = args.check.settings();
     // --quiet shows no progress either.
     let format = if args.quiet {
         Format::Json

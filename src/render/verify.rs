@@ -102,6 +102,8 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
             }
             if let Some(fix) = examples.iter().find_map(|f| f.fix.as_deref()) {
                 writeln!(out, "      fix: {fix}")?;
+            } else if let Some(must) = examples.iter().find_map(|f| f.must_do.as_deref()) {
+                writeln!(out, "      must do: {must}")?;
             }
         }
     }
@@ -112,6 +114,24 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
             s.error("could not check"),
             e.path,
             e.message
+        )?;
+    }
+    if !r.not_listed.is_empty() {
+        let hidden: Vec<String> = r
+            .not_listed
+            .iter()
+            .rev()
+            .map(|(sev, n)| match sev {
+                Severity::Info => format!("{} info", count(*n)),
+                Severity::Warning => plural(*n, "warning", "warnings"),
+                Severity::Error => plural(*n, "error", "errors"),
+            })
+            .collect();
+        writeln!(
+            out,
+            "not listed (below --min-severity {}): {}",
+            r.settings.min_severity.as_str(),
+            hidden.join(", ")
         )?;
     }
     writeln!(
@@ -174,7 +194,11 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
     for t in &r.targets {
         if let Some(lock) = &t.master_lock {
             let pids: Vec<String> = t.master_pids.iter().map(|p| p.to_string()).collect();
-            let held = format!("pid {} holds {lock}", pids.join(", "));
+            let held = if pids.is_empty() {
+                format!("a master on another host holds {lock}")
+            } else {
+                format!("pid {} holds {lock}", pids.join(", "))
+            };
             if !busy.contains(&held) {
                 busy.push(held);
             }
@@ -187,6 +211,9 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
         )),
         Verdict::NoGo => s.error(&format!(
             "verdict: no-go, warnings refused by --strict ({totals})"
+        )),
+        Verdict::Incomplete if r.errors.is_empty() => s.error(&format!(
+            "verdict: incomplete, a master on another host cannot be ruled out ({totals})"
         )),
         Verdict::Incomplete => s.error(&format!(
             "verdict: incomplete, a path could not be checked ({totals})"
@@ -202,7 +229,30 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
         for command in &r.next {
             writeln!(out, "  {command}")?;
         }
-        writeln!(out, "then run verify again")?;
+        if r.must_do.is_empty() {
+            writeln!(out, "then run verify again")?;
+        } else {
+            writeln!(
+                out,
+                "then run verify again; these commands do not fix what follows"
+            )?;
+        }
+    }
+    if !r.must_do.is_empty() {
+        writeln!(
+            out,
+            "must do first; no command fixes these, and the verdict stays as it is until they are done:"
+        )?;
+        for m in &r.must_do {
+            writeln!(
+                out,
+                "  {} ×{} ({} until then): {}",
+                m.code.as_str(),
+                count(m.count),
+                m.verdict_until_done.as_str(),
+                m.must_do
+            )?;
+        }
     }
     Ok(())
 }

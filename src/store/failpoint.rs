@@ -4,9 +4,9 @@
 //! the points' names nor `LEASEJOURNAL_FAILPOINTS`.
 
 #[cfg(feature = "test-hooks")]
-pub use hooks::{hit, is, truncate};
+pub use hooks::{hit, is, replaced, truncate};
 #[cfg(not(feature = "test-hooks"))]
-pub use inert::{hit, is, truncate};
+pub use inert::{hit, is, replaced, truncate};
 
 #[cfg(feature = "test-hooks")]
 mod hooks {
@@ -58,6 +58,17 @@ mod hooks {
         actions(name).iter().any(|a| a == action)
     }
 
+    /// The file the tests put in place of the system file `name`
+    /// (`mountinfo`, `proc-locks`): `LEASEJOURNAL_TEST_FILES` holds
+    /// `name=path` pairs separated by commas.
+    pub fn replaced(name: &str) -> Option<std::path::PathBuf> {
+        let spec = std::env::var("LEASEJOURNAL_TEST_FILES").ok()?;
+        spec.split(',')
+            .filter_map(|item| item.split_once('='))
+            .find(|(file, _)| *file == name)
+            .map(|(_, path)| std::path::PathBuf::from(path))
+    }
+
     /// The failpoint action `truncate` at `name`: cuts `file` to half its
     /// length, so the tests can show that a result which does not replay to
     /// the plan is never published.
@@ -86,6 +97,12 @@ mod inert {
     #[inline(always)]
     pub fn is(_name: &str, _action: &str) -> bool {
         false
+    }
+
+    /// Never replaced: the system's own files are read.
+    #[inline(always)]
+    pub fn replaced(_name: &str) -> Option<std::path::PathBuf> {
+        None
     }
 
     /// Never cuts.

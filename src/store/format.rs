@@ -79,9 +79,13 @@ pub fn kind_from_name(path: &Path) -> Option<Kind> {
 }
 
 /// The kind the first bytes of a file imply, each format asked of its
-/// first line in turn, the journal first. An empty file is an (empty)
-/// journal.
+/// first line in turn, the journal first. An empty file implies nothing:
+/// only its name (or `--kind`) says what it is, so that an empty file of
+/// an unknown name is refused as a file of unknown bytes is.
 pub fn kind_from_content(prefix: &[u8]) -> Option<Kind> {
+    if prefix.is_empty() {
+        return None;
+    }
     let first = json::first_line(prefix);
     if journal::owns_start(&first) {
         Some(Kind::Journal)
@@ -100,7 +104,8 @@ mod tests {
     /// is asked first.
     #[test]
     fn content_detection() {
-        assert_eq!(kind_from_content(b""), Some(Kind::Journal));
+        assert_eq!(kind_from_content(b""), None);
+        assert_eq!(kind_from_content(b"\n"), Some(Kind::Journal));
         assert_eq!(
             kind_from_content(b"{\"op\":\"lease\",\"stats\":[]}\n"),
             Some(Kind::Journal)

@@ -13,6 +13,8 @@
 //!   temporary files and backups beside them, the master's lock;
 //! - `store::lock`: the master's lock as `/proc/locks` shows it (the lock
 //!   this tool holds is `store::durable`'s);
+//! - `store::mount`: whether a directory is on a file system other hosts
+//!   share, and how far `flock` on it reaches;
 //! - `store::resolve`: the one resolver of a command-line path, for readers
 //!   and writers alike;
 //! - `store::read`: a path's journals in resume order, scanned with their
@@ -36,6 +38,7 @@ pub mod error;
 pub mod failpoint;
 pub mod format;
 pub mod lock;
+pub mod mount;
 pub mod open;
 pub mod path;
 pub mod procs;

@@ -144,6 +144,12 @@ fn file_target(
                 InputError::new(
                     path,
                     match purpose {
+                        // Nothing in it, and nothing in its name, says what
+                        // it is: refused as any other unknown file is.
+                        _ if prefix.is_empty() => {
+                            "empty, and its name says neither a lease journal (*.jsonl) nor a \
+                             state snapshot (*.json); name the kind with --kind"
+                        }
                         Purpose::Read(_) => {
                             "neither a lease journal nor a state snapshot (no journal record or \
                              snapshot object at the start); name the kind with --kind"

@@ -112,6 +112,7 @@ pub struct Reclaim {
     pub age_seconds: Option<f64>,
     pub attempts: PyInt,
     pub line: u64,
+    pub offset: u64,
     #[serde(deserialize_with = "present")]
     pub path: Option<String>,
     pub continuation: bool,
@@ -578,6 +579,8 @@ pub struct Finding {
     pub message: String,
     #[serde(deserialize_with = "present")]
     pub fix: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub must_do: Option<String>,
 }
 
 /// One file's findings per code.
@@ -600,6 +603,54 @@ pub struct Target {
     pub master_holders: Vec<LockHolder>,
     #[serde(deserialize_with = "present")]
     pub master_lock: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub remote_master: Option<RemoteMaster>,
+}
+
+/// What verify knows of a master on another host.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteMaster {
+    pub mount: SharedMount,
+    pub mode: String,
+    #[serde(deserialize_with = "present")]
+    pub probe: Option<Probe>,
+    #[serde(deserialize_with = "present")]
+    pub ruled_out_by: Option<String>,
+}
+
+/// A mount other hosts share.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedMount {
+    pub file_system: String,
+    pub mount_point: String,
+    pub flock: String,
+    pub flock_because: String,
+}
+
+/// What the lock probe found.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "kebab-case",
+    tag = "result",
+    content = "error"
+)]
+pub enum Probe {
+    Free,
+    Held,
+    Failed(String),
+}
+
+/// A code no command fixes that keeps the verdict from go.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MustDo {
+    pub code: String,
+    pub count: u64,
+    pub must_do: String,
+    pub verdict_until_done: Verdict,
 }
 
 /// A path that could not be checked.
@@ -620,6 +671,8 @@ pub struct Settings {
     pub strict: bool,
     pub max_examples: u64,
     pub ignored_codes: Vec<String>,
+    pub min_severity: Severity,
+    pub remote_master: String,
 }
 
 /// `verify --format json`.
@@ -630,7 +683,9 @@ pub struct Verify {
     pub verdict: Verdict,
     pub exit_code: i32,
     pub findings: Vec<Finding>,
+    pub not_listed: BTreeMap<Severity, u64>,
     pub next: Vec<String>,
+    pub must_do: Vec<MustDo>,
     pub counts: BTreeMap<String, u64>,
     pub severities: BTreeMap<Severity, u64>,
     pub files: Vec<FileCounts>,
@@ -925,6 +980,7 @@ pub struct Requeue {
     pub age_seconds: Option<f64>,
     pub attempts: PyInt,
     pub line: u64,
+    pub offset: u64,
     #[serde(deserialize_with = "present")]
     pub path: Option<String>,
     pub continuation: bool,

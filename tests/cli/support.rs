@@ -231,3 +231,15 @@ pub fn noise(seed: u64, len: usize) -> Vec<u8> {
         })
         .collect()
 }
+
+/// Whether flock(1) is installed; if not, says which test part is skipped.
+pub fn flock_installed(untested: &str) -> bool {
+    let installed = std::process::Command::new("flock")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !installed {
+        eprintln!("flock(1) is not installed: {untested} is not tested");
+    }
+    installed
+}

@@ -472,6 +472,8 @@ fn catalog_codes_all_have_a_test() {
         "snapshot-truncated",
         "snapshot-lease-without-stats",
         "live-master",
+        // tests/cli/remote.rs: it needs a shared mount.
+        "master-unseen",
     ];
     assert_eq!(catalog.codes.len(), tested.len() + elsewhere.len());
     for entry in &catalog.codes {
@@ -1289,12 +1291,7 @@ fn garbage_repaired_is_still_no_go() {
 /// the lock. verify names the holder and where it got the lock from.
 #[test]
 fn the_master_lock_is_named_by_its_real_holder() {
-    if std::process::Command::new("flock")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("flock(1) is not installed: the inherited lock is not tested");
+    if !crate::support::flock_installed("the inherited lock") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1372,7 +1369,7 @@ fn several_paths_end_with_the_ones_that_are_not_a_go() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let tail: Vec<&str> = stdout.lines().rev().take(7).collect();
+    let tail: Vec<&str> = stdout.lines().rev().take(9).collect();
     let runbook = fixture("runbook").display().to_string();
     let why = format!(
         "contains none of .work_leases.jsonl, .dispatch_protocol_deferred.jsonl, .state_tasks.json: not a SymCC state directory; it holds 1 state directory (run1): name it, as {runbook}/*/"
@@ -1387,7 +1384,9 @@ fn several_paths_end_with_the_ones_that_are_not_a_go() {
                 .to_string(),
             "next:".to_string(),
             format!("  leasejournal repair --apply {runbook}/run1"),
-            "then run verify again".to_string(),
+            "then run verify again; these commands do not fix what follows".to_string(),
+            "must do first; no command fixes these, and the verdict stays as it is until they are done:".to_string(),
+            "  seed-missing ×2 (no-go until then): Restore the seed (mount the AFL output directory, run from the master's working directory) before resuming; leasejournal recover lists every item resume drops".to_string(),
         ]
     );
     assert_eq!(
@@ -1395,4 +1394,199 @@ fn several_paths_end_with_the_ones_that_are_not_a_go() {
         format!("leasejournal: {runbook}: {why}\n")
     );
     assert!(stdout.contains(&format!("could not check {runbook}: {why}\n")));
+}
+
+/// `--min-severity` leaves findings out of the listing, and says how many;
+/// the counts and the verdict stay whole.
+#[test]
+fn min_severity_lists_less_and_keeps_the_verdict() {
+    let journal = fixture("verify/expired-lease/journal.jsonl");
+    let out = lj()
+        .args([
+            "verify",
+            "--now",
+            NOW,
+            "--ignore=seed-missing",
+            "--min-severity=warning",
+        ])
+        .arg(&journal)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "not listed (below --min-severity warning): 1 info\n\
+         checked L1 L2 L4 L5 L6; L3 and L7 cannot be checked from files\n\
+         verdict: go, safe to resume (0 errors, 0 warnings, 1 info)\n"
+    );
+    let (exit, all) = verify_json(&[], std::slice::from_ref(&journal));
+    let (hidden_exit, hidden) = verify_json(&["--min-severity=error"], &[journal]);
+    assert_eq!((exit, hidden_exit), (0, 0));
+    assert_eq!(hidden.counts, all.counts);
+    assert_eq!(hidden.findings, Vec::new());
+    assert_eq!(hidden.not_listed, [(Severity::Info, 1)].into());
+    assert_eq!(hidden.settings.min_severity, Severity::Error);
+    assert_eq!(all.not_listed, Default::default());
+    // --strict still counts the warnings nobody sees.
+    let (exit, strict) = verify_json(
+        &["--strict", "--min-severity=error"],
+        &[fixture("verify/corrupt-line/journal.jsonl")],
+    );
+    assert_eq!((exit, strict.verdict), (1, Verdict::NoGo));
+    assert!(strict.findings.is_empty());
+}
+
+/// A seed resume cannot find is named, with the byte offset of its lease;
+/// a relative one with the directory it was looked up from. What no
+/// command fixes says what to do, and that the verdict stays no-go.
+#[test]
+fn a_missing_seed_is_named_and_its_must_do_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut journal = crate::support::lease_of(
+        "{\"path\":\"/afl/queue/id:000001\",\"target_branch\":1}",
+        1,
+        1_754_550_000.0,
+    );
+    let offset = journal.len() as u64;
+    journal.extend(crate::support::lease_of(
+        "{\"path\":\"queue/id:000002\",\"target_branch\":2}",
+        2,
+        1_754_550_001.0,
+    ));
+    let path = dir.path().join(".work_leases.jsonl");
+    fs::write(&path, &journal).unwrap();
+    let report: Verify = schema::parse(
+        &lj()
+            .current_dir(dir.path())
+            .args(["verify", "--format=json", "--now", NOW])
+            .arg(&path)
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert_eq!(report.verdict, Verdict::NoGo);
+    let mut missing: Vec<_> = report.findings_of("seed-missing").collect();
+    missing.sort_by_key(|f| f.line);
+    let must = "Restore the seed (mount the AFL output directory, run from the master's working directory) before resuming; leasejournal recover lists every item resume drops";
+    type Shown<'a> = (Option<u64>, Option<u64>, &'a str, Option<&'a str>);
+    let shown: Vec<Shown> = missing
+        .iter()
+        .map(|f| (f.line, f.offset, f.message.as_str(), f.must_do.as_deref()))
+        .collect();
+    let must_do =
+        format!("{must}; no command fixes this, and the verdict stays no-go until it is done");
+    let cwd = dir.path().display().to_string();
+    assert_eq!(
+        shown,
+        [
+            (
+                Some(1),
+                Some(0),
+                "active lease of worker 1: resume reclaims it and drops its work, because its seed /afl/queue/id:000001 is not a file on this host and it has no continuation",
+                Some(must_do.as_str())
+            ),
+            (
+                Some(2),
+                Some(offset),
+                &*format!(
+                    "active lease of worker 2: resume reclaims it and drops its work, because its seed queue/id:000002 is not a file on this host and it has no continuation (a relative path, looked up from {cwd} as the master looks it up from its own: run verify where the master runs)"
+                ),
+                Some(must_do.as_str())
+            ),
+        ]
+    );
+    assert_eq!(missing[0].fix, None);
+    assert_eq!(report.next, Vec::<String>::new());
+    assert_eq!(
+        report
+            .must_do
+            .iter()
+            .map(|m| (
+                m.code.as_str(),
+                m.count,
+                m.must_do.as_str(),
+                m.verdict_until_done
+            ))
+            .collect::<Vec<_>>(),
+        [("seed-missing", 2, must, Verdict::NoGo)]
+    );
+}
+
+/// A repair does not fix a corrupt snapshot: after the repair's command,
+/// the report says so, and what must be done.
+#[test]
+fn next_steps_do_not_read_as_a_way_to_go() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(
+        fixture("verify/torn-tail/journal.jsonl"),
+        dir.path().join(".work_leases.jsonl"),
+    )
+    .unwrap();
+    fs::copy(
+        fixture("verify/snapshot-corrupt/state.json"),
+        dir.path().join(".state_tasks.json"),
+    )
+    .unwrap();
+    let out = lj()
+        .args([
+            "verify",
+            "--now",
+            NOW,
+            "--ignore=seed-missing",
+            "--min-severity=error",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let tail: Vec<&str> = stdout.lines().rev().take(5).collect();
+    assert_eq!(
+        tail.into_iter().rev().collect::<Vec<_>>(),
+        [
+            "next:".to_string(),
+            format!("  leasejournal repair --apply {}", dir.path().display()),
+            "then run verify again; these commands do not fix what follows".to_string(),
+            "must do first; no command fixes these, and the verdict stays as it is until they are done:".to_string(),
+            "  snapshot-corrupt ×1 (no-go until then): Restore it from a backup (leasejournal diff compares them)".to_string(),
+        ]
+    );
+}
+
+/// An empty file whose name says nothing is refused as a file of unknown
+/// bytes is; named, or with --kind, it is an empty journal.
+#[test]
+fn an_empty_file_of_no_known_name_is_refused_as_unknown_bytes_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    let random = dir.path().join("random");
+    fs::write(&empty, b"").unwrap();
+    fs::write(&random, crate::support::noise(7, 300)).unwrap();
+    for (path, why) in [
+        (
+            &empty,
+            "empty, and its name says neither a lease journal (*.jsonl) nor a state snapshot (*.json); name the kind with --kind",
+        ),
+        (
+            &random,
+            "neither a lease journal nor a state snapshot (no journal record or snapshot object at the start); name the kind with --kind",
+        ),
+    ] {
+        let out = lj()
+            .args(["verify", "--now", NOW])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("leasejournal: {}: {why}\n", path.display())
+        );
+        let out = lj().args(["repair", "--apply"]).arg(path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(crate::support::names(dir.path()), ["empty", "random"]);
+    }
+    let (exit, _) = verify_json(&["--kind=journal"], &[empty]);
+    assert_eq!(exit, 0);
 }

@@ -269,14 +269,12 @@ fn the_forecast_says_what_resume_requeues_drops_and_loses() {
         .iter()
         .map(|r| (r.outcome, r.reason.as_deref()))
         .collect();
+    let no_seed = format!("its seed {gone} is not a file on this host and it has no continuation");
     assert_eq!(
         outcomes,
         [
             (ResumeOutcome::Requeued, None),
-            (
-                ResumeOutcome::Dropped,
-                Some("its seed is not a file on this host and it has no continuation")
-            ),
+            (ResumeOutcome::Dropped, Some(no_seed.as_str())),
             (ResumeOutcome::RequeuedIfContinuationValid, None),
             (ResumeOutcome::Dropped, Some("the payload has no path"))
         ]

@@ -29,6 +29,8 @@ pub struct Reclaim {
     pub attempts: PyInt,
     /// Line of the lease in force.
     pub line: u64,
+    /// Byte offset of that line.
+    pub offset: u64,
     /// The payload's `path`, when it is a string.
     pub path: Option<String>,
     /// Whether the payload carries a non-null `continuation`.
@@ -75,6 +77,7 @@ pub fn reclaims(
                 age_seconds: (a.clock == Clock::Unix).then_some(now - a.time),
                 attempts: a.attempts.clone(),
                 line: a.line,
+                offset: a.offset,
                 path,
                 continuation,
             }

@@ -337,8 +337,11 @@ fn requeue(lease: Reclaim, active: &Active, is_file: &impl Fn(&str) -> bool) -> 
         },
         Some(item) if is_file(&item.path) => ResumeOutcome::Requeued,
         Some(item) if item.continuation.is_some() => ResumeOutcome::RequeuedIfContinuationValid,
-        Some(_) => ResumeOutcome::Dropped {
-            reason: "its seed is not a file on this host and it has no continuation".into(),
+        Some(item) => ResumeOutcome::Dropped {
+            reason: format!(
+                "its seed {} is not a file on this host and it has no continuation",
+                item.path
+            ),
         },
     };
     Requeue {

@@ -140,7 +140,7 @@ catalog! {
         "A journal with bytes but no record, or whose lines are mostly not records (not JSON, not an object, no valid id).",
         "The master never writes such a file: it is another file under the journal's name (overwritten, mixed up, or the wrong path), and whatever the journal held is not there. Resuming from it starts with no record of the work it should remember.",
         "Ignores every line it cannot read and loads what is left, however little.",
-        "Check the path; if the journal was overwritten, put back its latest backup (<file>.bak.<stamp>) or the master's own copy. The verdict stays no-go until the file is a journal", None;
+        "Check the path; if the journal was overwritten, put back its latest backup (leasejournal rollback <file>.bak.<stamp>) or the master's own copy", None;
     TornTail "torn-tail", Error, Journal,
         "The last line has no terminator and does not parse: a crash mid-append.",
         "An error because resuming loses work: resume's first append (a reclaim, or with no active lease the next dispatch's lease) is concatenated onto the fragment, and on the next load both are lost as one corrupt line.",
@@ -336,6 +336,11 @@ catalog! {
         "The files are changing while they are read, and a second master refuses to start: the verdict is busy (exit 3).",
         "A second master refuses to start.",
         "Stop the master, or check again later", None;
+    MasterUnseen "master-unseen", Error, Directory,
+        "The state directory is on a file system other hosts share (NFS, Lustre, GPFS, CephFS, BeeGFS, …), and this host cannot see whether a master on another host holds .master-queue.lock.",
+        "/proc/locks lists only this host's locks: a master running on a compute node is invisible from a login node, and resuming a second master on the same directory makes two masters hand out the same work. Where flock on the mount stays on each host (Lustre localflock, NFS local_lock=flock), not even the master's own lock keeps the second one out. The verdict is incomplete (exit 2), not go.",
+        "Takes flock(LOCK_EX|LOCK_NB) on .master-queue.lock at start; whether that excludes a master on another host depends on the mount.",
+        "Run verify on the host that runs the master; or pass --remote-master probe where flock reaches other hosts (it takes and drops the lock at once; a master starting in that instant fails to start); or pass --remote-master none once you know no master runs on any other host", None;
     LeasejournalBackups "leasejournal-backups", Info, Directory,
         "Backups (FILE.bak.<UTC>) and discard exports (FILE.discarded.<UTC>.jsonl) that leasejournal left next to the state files.",
         "Upstream never reads them; they only take space. They are the way back from a change, and an export holds discarded work.",
@@ -432,6 +437,9 @@ pub struct Finding {
     pub message: String,
     /// The command line that fixes it (see [`Remedy`]), or `None`.
     pub fix: Option<String>,
+    /// When no command fixes it and it keeps the verdict from go: what the
+    /// operator must do, and that the verdict stays as it is until then.
+    pub must_do: Option<String>,
     /// What fixes it (the catalog's remedy, unless this finding is one the
     /// remedy cannot fix).
     #[serde(skip)]
@@ -524,6 +532,7 @@ impl Findings {
                 }),
                 message: message(),
                 fix: None,
+                must_do: None,
                 remedy,
             });
         }
@@ -600,7 +609,7 @@ mod tests {
 
     #[test]
     fn the_table_is_indexed_by_the_variant_and_names_are_unique() {
-        assert_eq!(Code::ALL.len(), 42);
+        assert_eq!(Code::ALL.len(), 43);
         assert_eq!(CATALOG.len(), Code::ALL.len());
         let mut seen = BTreeSet::new();
         for (i, &code) in Code::ALL.iter().enumerate() {
@@ -625,12 +634,9 @@ mod tests {
     #[test]
     fn examples_are_bounded_but_counts_exact() {
         let settings = Settings {
-            now: 0.0,
-            ttl: 0.0,
-            skew: 300.0,
             max_examples: 2,
             ignore: vec![Code::BlankLine],
-            strict: false,
+            ..Settings::at(0.0)
         };
         let mut f = Findings::default();
         for _ in 0..5 {

@@ -414,12 +414,10 @@ pub fn check_shortcut(data: &[u8], deferred: bool) {
         }
     }
     let settings = Settings {
-        now: 1.9e9,
         ttl: 3600.0,
         skew: 0.0,
         max_examples: 0,
-        ignore: Vec::new(),
-        strict: false,
+        ..Settings::at(1.9e9)
     };
     let checks = |shortcut| JournalChecks {
         settings: &settings,
@@ -717,6 +715,15 @@ impl<'s> LineChecks<'s> {
     }
 }
 
+/// Where resume looks for a relative seed path: the master's working
+/// directory, here taken to be the current one.
+fn relative_seed(looked_up_from: Option<&str>) -> String {
+    let dir = looked_up_from.unwrap_or("the current directory");
+    format!(
+        " (a relative path, looked up from {dir} as the master looks it up from its own: run verify where the master runs)"
+    )
+}
+
 /// The findings of resume's forecasts (`(file, forecast)` in the order
 /// resume reads the journals, duplicates already marked): work it drops
 /// (`seed-missing`) and work it queues twice (`requeued-twice`).
@@ -731,13 +738,19 @@ pub fn resume(
         for r in &forecast.reclaims {
             let at = At {
                 line: Some(r.lease.line),
-                offset: None,
+                offset: Some(r.lease.offset),
                 id: Some(Id::Work(r.lease.id)),
             };
             if let ResumeOutcome::Dropped { reason } = &r.outcome {
                 f.add(settings, Code::SeedMissing, file, at, || {
+                    let seed = match &r.item {
+                        Some(item) if !item.path.starts_with('/') => {
+                            relative_seed(settings.seed_dir.as_deref())
+                        }
+                        _ => String::new(),
+                    };
                     format!(
-                        "active lease of worker {}: resume reclaims it and drops its work, because {reason}",
+                        "active lease of worker {}: resume reclaims it and drops its work, because {reason}{seed}",
                         r.lease.worker
                     )
                 });

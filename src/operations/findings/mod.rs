@@ -9,7 +9,23 @@ pub mod catalog;
 pub mod journal;
 pub mod state;
 
-use catalog::Code;
+use catalog::{Code, Severity};
+use serde::Serialize;
+
+/// What `verify` does about a master on another host, where the state
+/// directory is on a file system other hosts share (`--remote-master`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RemoteMaster {
+    /// It cannot be seen: the verdict is incomplete (`master-unseen`).
+    #[default]
+    Unseen,
+    /// Take and drop the lock to find out, where `flock` reaches other
+    /// hosts.
+    Probe,
+    /// The operator says no master runs on another host.
+    None,
+}
 
 /// How far a lease's time may run ahead of `now`, or a journal's time run
 /// back, before it is a finding (`--skew`), in seconds.
@@ -30,6 +46,15 @@ pub struct Settings {
     pub ignore: Vec<Code>,
     /// Warnings make the verdict no-go too.
     pub strict: bool,
+    /// Findings below this severity are left out of the listing (counts
+    /// and the verdict stay whole).
+    pub min_severity: Severity,
+    /// A master on another host: unseen, probed, or ruled out by the
+    /// operator.
+    pub remote_master: RemoteMaster,
+    /// The directory relative seed paths are looked up from (the current
+    /// directory), for the messages; `None` where it is not known.
+    pub seed_dir: Option<String>,
 }
 
 impl Settings {
@@ -44,6 +69,9 @@ impl Settings {
             max_examples: 1,
             ignore: Vec::new(),
             strict: false,
+            min_severity: Severity::Info,
+            remote_master: RemoteMaster::Unseen,
+            seed_dir: None,
         }
     }
 }

@@ -3,14 +3,16 @@
 //! ([`report`]) and the exit status that goes with it. Read-only; nothing
 //! is printed here.
 
+pub mod remote;
 pub mod report;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+pub use remote::RemoteMasterReport;
 pub use report::{
-    CheckError, FileCounts, RemedyTargets, SettingsReport, TargetReport, Verdict, VerifyReport,
-    next_steps,
+    CheckError, FileCounts, MustDo, RemedyTargets, SettingsReport, TargetReport, Verdict,
+    VerifyReport, must_do, next_steps,
 };
 
 use crate::engine::journal::Forecast;
@@ -50,8 +52,12 @@ pub fn verify(
     for (path, checked) in paths.iter().zip(checked) {
         match checked {
             Ok(mut checked) => {
-                remedies.push(checked.remedies.apply(&mut checked.findings));
-                let busy = !checked.master_holders.is_empty();
+                remedies.push(
+                    checked
+                        .remedies
+                        .apply(&mut checked.findings, settings.strict),
+                );
+                let busy = !checked.master_holders.is_empty() || checked.held_elsewhere;
                 targets.push(TargetReport {
                     path: path.display().to_string(),
                     kind: checked.kind,
@@ -66,6 +72,7 @@ pub fn verify(
                             .display()
                             .to_string()
                     }),
+                    remote_master: checked.remote,
                 });
                 all.extend(checked.findings);
             }
@@ -78,17 +85,30 @@ pub fn verify(
     }
     let verdict = Verdict::overall(targets.iter().map(|t| t.verdict), !errors.is_empty());
     let exit = verdict.exit();
+    let must_do = must_do(&all, verdict, settings.strict);
+    let not_listed = all
+        .by_severity
+        .iter()
+        .filter(|(sev, _)| **sev < settings.min_severity)
+        .map(|(sev, n)| (*sev, *n))
+        .collect();
     let report = VerifyReport {
         schema_version: schema::VERIFY,
         verdict,
         exit_code: exit.code(),
-        findings: all.examples,
+        findings: all
+            .examples
+            .into_iter()
+            .filter(|f| f.severity >= settings.min_severity)
+            .collect(),
+        not_listed,
         // The writing commands refuse a running master's directory.
         next: if verdict == Verdict::Busy {
             Vec::new()
         } else {
             next_steps(&remedies)
         },
+        must_do,
         counts: all.counts,
         severities: all.by_severity,
         files: all
@@ -107,6 +127,8 @@ pub fn verify(
             strict: settings.strict,
             max_examples: settings.max_examples,
             ignored_codes: settings.ignore.clone(),
+            min_severity: settings.min_severity,
+            remote_master: settings.remote_master,
         },
     };
     (report, exit)
@@ -145,6 +167,23 @@ struct Checked {
     master_holders: Vec<Holder>,
     /// The directory whose lock was looked at.
     dir: PathBuf,
+    /// A master on another host, when the directory is on a shared mount.
+    remote: Option<RemoteMasterReport>,
+    /// Whether the probe found the lock held by no process on this host.
+    held_elsewhere: bool,
+}
+
+/// Adds what is known of a master on another host to `checked` (its
+/// directory shown as `shown`), unless one on this host holds the lock
+/// (then the verdict is busy anyway).
+fn look_elsewhere(mut checked: Checked, shown: &str, settings: &Settings) -> Checked {
+    if checked.master_holders.is_empty() {
+        let found = remote::check(&checked.dir, shown, settings);
+        checked.findings.extend(found.findings);
+        checked.remote = found.report;
+        checked.held_elsewhere = found.held_elsewhere;
+    }
+    checked
 }
 
 /// Checks one command-line path: a file, standard input or a state
@@ -183,7 +222,7 @@ fn verify_target(
             if let Some(forecast) = forecast {
                 findings.extend(resume_findings(vec![(shown.clone(), forecast)], settings));
             }
-            Ok(Checked {
+            let checked = Checked {
                 kind: name,
                 findings,
                 remedies: RemedyTargets {
@@ -192,6 +231,14 @@ fn verify_target(
                 },
                 master_holders: holders,
                 dir: dir.to_path_buf(),
+                remote: None,
+                held_elsewhere: false,
+            };
+            Ok(if stdin {
+                checked
+            } else {
+                let dir_shown = dir.display().to_string();
+                look_elsewhere(checked, &dir_shown, settings)
             })
         }
         Target::Directory(dir) => {
@@ -221,16 +268,22 @@ fn verify_target(
                 }
             }
             findings.extend(resume_findings(forecasts, settings));
-            Ok(Checked {
-                kind: "directory",
-                findings,
-                remedies: RemedyTargets {
-                    repair: Some(shown),
-                    snapshot,
+            Ok(look_elsewhere(
+                Checked {
+                    kind: "directory",
+                    findings,
+                    remedies: RemedyTargets {
+                        repair: Some(shown.clone()),
+                        snapshot,
+                    },
+                    master_holders: dir.master_lock.processes,
+                    dir: dir.path,
+                    remote: None,
+                    held_elsewhere: false,
                 },
-                master_holders: dir.master_lock.processes,
-                dir: dir.path,
-            })
+                &shown,
+                settings,
+            ))
         }
     }
 }

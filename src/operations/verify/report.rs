@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::remote::RemoteMasterReport;
+use crate::operations::findings::RemoteMaster;
 use crate::store::lock::Holder;
 
 use crate::operations::exit::Exit;
@@ -20,7 +22,8 @@ pub enum Verdict {
     Go,
     /// Exit 1: at least one error finding (or warning, with `--strict`).
     NoGo,
-    /// Exit 2: a path could not be checked.
+    /// Exit 2: a path could not be checked, or a master on another host
+    /// could not be ruled out (`master-unseen`).
     Incomplete,
     /// Exit 3: a live master holds `.master-queue.lock` of a checked
     /// directory.
@@ -29,14 +32,24 @@ pub enum Verdict {
 
 impl Verdict {
     /// The verdict of one checked path's findings.
+    /// A definite no-go (an error, or a warning with `--strict`) is told
+    /// before `master-unseen`'s incomplete.
     pub fn of(findings: &Findings, strict: bool, busy: bool) -> Verdict {
         if busy {
             return Verdict::Busy;
         }
-        match findings.worst() {
-            Some(Severity::Error) => Verdict::NoGo,
-            Some(Severity::Warning) if strict => Verdict::NoGo,
-            _ => Verdict::Go,
+        let n = |sev| findings.by_severity.get(&sev).copied().unwrap_or(0);
+        let unseen = findings
+            .counts
+            .get(&Code::MasterUnseen)
+            .copied()
+            .unwrap_or(0);
+        if n(Severity::Error) > unseen || (strict && n(Severity::Warning) > 0) {
+            Verdict::NoGo
+        } else if unseen > 0 {
+            Verdict::Incomplete
+        } else {
+            Verdict::Go
         }
     }
 
@@ -96,11 +109,16 @@ impl RemedyTargets {
         }
     }
 
-    /// Fills in each finding's `fix` and returns the remedies these
-    /// findings' codes call for (all of them, not only the kept examples).
-    pub fn apply(&self, findings: &mut Findings) -> Vec<(Remedy, String)> {
+    /// Fills in each finding's `fix` (or, where no command fixes one that
+    /// keeps the verdict from go, its `must_do`) and returns the remedies
+    /// these findings' codes call for (all of them, not only the kept
+    /// examples).
+    pub fn apply(&self, findings: &mut Findings, strict: bool) -> Vec<(Remedy, String)> {
         for f in &mut findings.examples {
             f.fix = f.remedy.and_then(|r| self.command(r));
+            if f.fix.is_none() && blocks(f.severity, strict) {
+                f.must_do = Some(must_do_text(f.code));
+            }
         }
         findings
             .remedies
@@ -108,6 +126,68 @@ impl RemedyTargets {
             .filter_map(|&r| self.command(r).map(|c| (r, c)))
             .collect()
     }
+}
+
+/// Whether a finding of this severity keeps the verdict from go.
+fn blocks(severity: Severity, strict: bool) -> bool {
+    severity == Severity::Error || (strict && severity == Severity::Warning)
+}
+
+/// What the verdict stays until a finding with this code no command fixes
+/// is dealt with.
+fn stays(code: Code) -> Verdict {
+    if code == Code::MasterUnseen {
+        Verdict::Incomplete
+    } else {
+        Verdict::NoGo
+    }
+}
+
+/// What the operator must do about a finding no command fixes, and what
+/// the verdict is until then.
+fn must_do_text(code: Code) -> String {
+    format!(
+        "{}; no command fixes this, and the verdict stays {} until it is done",
+        code.info().fix,
+        stays(code).as_str()
+    )
+}
+
+/// A finding no command fixes, that keeps the verdict from go, by code
+/// (`must_do` of the report).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MustDo {
+    /// The code.
+    pub code: Code,
+    /// How many findings have it, over every path.
+    pub count: u64,
+    /// What the operator must do.
+    pub must_do: String,
+    /// The verdict until then (`no-go`, or `incomplete` for
+    /// `master-unseen`).
+    pub verdict_until_done: Verdict,
+}
+
+/// Every code of `findings` (exact counts, not only the examples) that no
+/// command fixes and that keeps the verdict from go, in catalog order.
+/// Empty while a master is running: stop it first.
+pub fn must_do(findings: &Findings, verdict: Verdict, strict: bool) -> Vec<MustDo> {
+    if verdict == Verdict::Busy {
+        return Vec::new();
+    }
+    Code::ALL
+        .iter()
+        .filter(|code| code.remedy().is_none() && blocks(code.severity(), strict))
+        .filter_map(|&code| {
+            let count = findings.counts.get(&code).copied()?;
+            Some(MustDo {
+                code,
+                count,
+                must_do: code.info().fix.to_string(),
+                verdict_until_done: stays(code),
+            })
+        })
+        .collect()
 }
 
 /// The commands to run, in order: every repair, then every migration;
@@ -131,7 +211,8 @@ pub struct TargetReport {
     pub path: String,
     /// `journal`, `snapshot` or `directory`.
     pub kind: &'static str,
-    /// Its verdict (`go`, `no-go` or `busy`).
+    /// Its verdict (`go`, `no-go`, `incomplete` for `master-unseen`, or
+    /// `busy`).
     pub verdict: Verdict,
     /// Findings per code.
     pub counts: BTreeMap<Code, u64>,
@@ -144,6 +225,9 @@ pub struct TargetReport {
     pub master_holders: Vec<Holder>,
     /// That lock file, when it is held.
     pub master_lock: Option<String>,
+    /// On a file system other hosts share: the mount, how far `flock`
+    /// reaches, and what rules out a master on another host, if anything.
+    pub remote_master: Option<RemoteMasterReport>,
 }
 
 /// One file's findings per code.
@@ -183,6 +267,10 @@ pub struct SettingsReport {
     pub max_examples: usize,
     /// `--ignore`
     pub ignored_codes: Vec<Code>,
+    /// `--min-severity`
+    pub min_severity: Severity,
+    /// `--remote-master`
+    pub remote_master: RemoteMaster,
 }
 
 /// The `verify --format json` document.
@@ -194,12 +282,18 @@ pub struct VerifyReport {
     pub verdict: Verdict,
     /// The process's exit status (0 go, 1 no-go, 2 incomplete, 3 busy).
     pub exit_code: u8,
-    /// Findings (at most --max-examples per code and target).
+    /// Findings (at most --max-examples per code and target), of
+    /// --min-severity or worse.
     pub findings: Vec<Finding>,
+    /// Findings per severity below --min-severity, left out of `findings`.
+    pub not_listed: BTreeMap<Severity, u64>,
     /// The commands that fix what was found, in the order to run them;
     /// then run verify again. Empty while a master is running (busy): the
     /// writing commands refuse its directory.
     pub next: Vec<String>,
+    /// What no command fixes and keeps the verdict from go, by code: what
+    /// the operator must do first. Empty while a master is running.
+    pub must_do: Vec<MustDo>,
     /// Exact counts per code over all targets.
     pub counts: BTreeMap<Code, u64>,
     /// Exact counts per severity over all targets.
