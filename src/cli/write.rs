@@ -48,6 +48,20 @@ pub struct WriteArgs {
     /// Read a file PATH as this kind instead of detecting it.
     #[arg(long = "kind", value_enum, value_name = "KIND")]
     pub kind: Option<KindArg>,
+
+    /// Say that no master runs on any other host. Needed to --apply in a
+    /// directory on a shared file system whose flock does not reach other
+    /// hosts (NFS local_lock=flock, Lustre localflock, GPFS, BeeGFS, …):
+    /// there no lock keeps a master on another host out.
+    #[arg(long = "remote-master", value_enum, value_name = "MODE")]
+    pub remote_master: Option<NoRemoteMaster>,
+}
+
+/// The one answer a writer takes to `--remote-master`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum NoRemoteMaster {
+    /// No master runs on any other host.
+    None,
 }
 
 impl WriteArgs {
@@ -61,6 +75,7 @@ impl WriteArgs {
             no_backup: self.no_backup,
             backup_dir: self.backup_dir.clone(),
             lock_timeout: self.lock_timeout,
+            no_remote_master: self.remote_master.is_some(),
             kind: self.kind.map(KindArg::kind),
             stamp: || {
                 jiff::Timestamp::now()

@@ -64,6 +64,14 @@ pub fn shared_mount(dir: &Path) -> Option<SharedMount> {
     classify(&entry)
 }
 
+/// The shared mount `dir` is on, if `flock` on it may not reach the other
+/// hosts (each host locks on its own, or it is not known): there the
+/// writers' lock, like the master's, does not keep a master on another
+/// host out.
+pub fn lock_stays_here(dir: &Path) -> Option<SharedMount> {
+    shared_mount(dir).filter(|m| m.flock != FlockReach::AcrossHosts)
+}
+
 /// `/proc/self/mountinfo`; the tests point it elsewhere, to show mounts
 /// this machine does not have.
 fn mount_table() -> std::path::PathBuf {

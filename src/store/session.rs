@@ -41,6 +41,10 @@ pub struct WriteOptions {
     pub backup_dir: Option<PathBuf>,
     /// How long to wait for the master's lock (`--lock-timeout`).
     pub lock_timeout: Option<f64>,
+    /// The operator says no master runs on another host
+    /// (`--remote-master none`): needed to change a directory on a shared
+    /// file system whose `flock` does not reach other hosts.
+    pub no_remote_master: bool,
     /// The kind of a file PATH, when given (`--kind`).
     pub kind: Option<Kind>,
     /// The face's clock: the UTC stamp (`20261130T073645Z`) that the
@@ -389,6 +393,17 @@ impl<'a> Session<'a> {
             anyhow::bail!(
                 "{}: is a directory; --output takes a single file PATH (nothing was written)",
                 dir.display()
+            );
+        }
+        if mode == Mode::Apply
+            && !args.no_remote_master
+            && let Some(mount) = crate::store::mount::lock_stays_here(dir)
+        {
+            anyhow::bail!(
+                "{}: on {}, where flock does not keep out a master on another host ({}): make sure no master runs on any other host, then pass --remote-master none (nothing was changed)",
+                dir.display(),
+                mount.describe(),
+                mount.flock_because
             );
         }
         let lock = if mode == Mode::Apply {

@@ -229,3 +229,47 @@ fn a_lock_held_elsewhere_is_busy() {
         Some(Probe::Held)
     );
 }
+
+/// Where flock does not reach other hosts, no lock keeps a master on
+/// another host out: the writers refuse to --apply until the operator says
+/// none runs; where it does, their own lock is enough.
+#[test]
+fn writers_need_the_operators_word_where_flock_stays_on_one_host() {
+    let torn = b"{\"op\":\"done\",\"id\":\"ab\"";
+    let lustre = Shared::new("lustre", "rw,localflock");
+    let journal = lustre.path().join(".work_leases.jsonl");
+    fs::write(&journal, torn).unwrap();
+    let before = crate::support::names(lustre.path());
+    let repair = |shared: &Shared, extra: &[&str]| {
+        lj().env(
+            "LEASEJOURNAL_TEST_FILES",
+            format!("mountinfo={}", shared.mountinfo.display()),
+        )
+        .args(["repair", "--apply"])
+        .args(extra)
+        .arg(shared.path())
+        .output()
+        .unwrap()
+    };
+    let out = repair(&lustre, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "leasejournal: {}: on lustre at /shared, where flock does not keep out a master on another host (mounted with localflock): make sure no master runs on any other host, then pass --remote-master none (nothing was changed)\n",
+            lustre.path().display()
+        )
+    );
+    assert_eq!(fs::read(&journal).unwrap(), torn);
+    assert_eq!(crate::support::names(lustre.path()), before);
+
+    let out = repair(&lustre, &["--remote-master", "none"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(fs::read(&journal).unwrap(), b"");
+
+    let nfs = Shared::new("nfs4", "rw,vers=4.2,local_lock=none");
+    fs::write(nfs.path().join(".work_leases.jsonl"), torn).unwrap();
+    let out = repair(&nfs, &[]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
