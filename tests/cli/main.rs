@@ -15,6 +15,7 @@ mod powerloss;
 mod properties;
 mod races;
 mod regressions;
+mod restore;
 mod scan;
 mod schema;
 mod support;
