@@ -1,5 +1,5 @@
-//! leasejournal: inspect, verify, recover, migrate, compact and diff the
-//! recovery state of a SymCC MPI fuzzing master.
+//! leasejournal: inspect, verify, recover, migrate, compact, restore, roll
+//! back and diff the recovery state of a SymCC MPI fuzzing master.
 //!
 //! Four layers; data flows one way, bytes → engine → store → operation →
 //! report → face, and no layer uses one above it. `tests/cli/layout.rs`
@@ -46,7 +46,7 @@
 //!
 //! **Store** — the only code that touches a state directory's files.
 //! - `store`: the layer; `store::path` (a file's directory, paths quoted
-//!   for a shell), `store::error` (`InputError`, I/O errors in words),
+//!   for a shell, the file a backup or an export is named after), `store::error` (`InputError`, I/O errors in words),
 //!   `store::open` (inputs opened without ever blocking), `store::format`
 //!   (the formats a state directory holds, by name and first bytes),
 //!   `store::statedir` (a state directory examined), `store::lock` (the
@@ -78,7 +78,10 @@
 //!   `operations::verify::report`, its report and verdict, and
 //!   `operations::verify::remote`, a master on another host),
 //!   `operations::explain`, `operations::recover`, `operations::repair`,
-//!   `operations::migrate`, `operations::compact`, `operations::diff`
+//!   `operations::migrate`, `operations::compact`, `operations::restore`
+//!   (a discard export's leases appended again, none that would run
+//!   twice), `operations::rollback` (a file put back to a backup, refused
+//!   where that loses newer work), `operations::diff`
 //!   (with its two comparisons, `operations::diff::snapshot` and
 //!   `operations::diff::journal`);
 //!   `operations::records`: `inspect --records`, the journal as a stream
@@ -97,15 +100,16 @@
 //! **Face** — draws reports and parses the command line.
 //! - `render`: tables, colour and JSON, report in, bytes out:
 //!   `render::table` (the table style), `render::inspect`, `render::verify`,
-//!   `render::write` (the writing commands), `render::diff`,
+//!   `render::write` (the writing commands), `render::restore` (restore
+//!   and rollback), `render::diff`,
 //!   `render::workers`, `render::timeline`, `render::records` (the NDJSON
 //!   lines of `inspect --records`).
 //! - `cli`: clap definitions; each command file parses, runs one operation
 //!   and emits (`cli::inspect`, `cli::verify`, `cli::explain`,
 //!   `cli::repair`, `cli::recover`, `cli::migrate`, `cli::compact`,
-//!   `cli::diff`, `cli::completions`); `cli::check` (verify's settings:
-//!   `--now`, `--ttl`, `--min-severity`, `--remote-master`, …);
-//!   `cli::output` (`--format`,
+//!   `cli::restore`, `cli::rollback`, `cli::diff`, `cli::completions`);
+//!   `cli::check` (verify's settings: `--now`, `--ttl`, `--min-severity`,
+//!   `--remote-master`, …); `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing
 //!   options, their notes and the report's end), `cli::select`
 //!   (`--discard`'s selection), `cli::forensics` (`inspect --records`,

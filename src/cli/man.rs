@@ -24,11 +24,11 @@ const WRITING: (&str, &[&str]) = (
         "With --apply the directory's .master-queue.lock is taken exactly as the master takes it (flock LOCK_EX|LOCK_NB; --lock-timeout waits) and held until the last fsync; a running master makes the command exit with status 3. The file must still be the one that was read (device, inode, size, mtime) or nothing is written (exit 2). Unless --no-backup, the original is kept as FILE.bak.<UTC timestamp> (or in --backup-dir), made durable before the change: before a rewrite, which renames a new file over it, as a hard link of the original (a copy where no link can be made, such as a --backup-dir on another file system); before an append, as a copy; a backup or export made for a change that then fails before changing anything is removed again.",
         "A rewrite is written to an unnamed temporary file in the same directory (O_TMPFILE; where the file system has none, FILE.leasejournal.<pid>.tmp, created exclusively), with the original's mode and owner, re-read and replayed as it is written, then fsynced. It is published only if the re-read covered every byte written and it replays to the planned state: the original, held open since it was read, must then still be unchanged under a read lease (fcntl F_SETLEASE: no process can open it for writing meanwhile); the file is named and renamed over FILE, and the directory fsynced. A failure before the rename leaves no temporary file.",
         "The master's lock is the protection against a second writer, and a process that ignores it cannot make a change lose records silently. A process that keeps FILE open for writing is refused before the rename (exit 2, nothing changed). Where leases are refused, such a process is looked up in /proc (root sees every process). The new file stays under a write lease until records such a process appended to the old file between the check and the rename are carried into it, in order, once no process has the old file open for writing (the report's \"late_appends_carried\" and \"carried\" line say how many); if that cannot be done in order they are saved to FILE.late.<pid>.jsonl and the command exits 4 naming it.",
-        "An append (repair sealing a tail, recover --discard) opens FILE and takes a write lease on it: no other process has it open, and none can open it until the append is done. Under the lease the file must not have grown by a byte since it was read; then a torn or zero-filled tail is cut (or a missing newline added), the new records are written with one write, and the file is fsynced and re-read. Without a lease (another process keeps FILE open, or the file system gives none) nothing is cut: a torn tail is ended with a newline instead (the torn bytes stay as a line upstream ignores; the plan's tail then reads \"terminate\" and the note says why), and records are appended with O_APPEND, which never overwrites another writer's. A last record followed by NUL bytes (a power loss after a newline was added) loses only the NULs: a repair never cuts bytes that parse as a complete record. Symlinked targets are refused. A later run removes this tool's stale temporary files under the lock.",
+        "An append (repair sealing a tail, recover --discard, restore) opens FILE and takes a write lease on it: no other process has it open, and none can open it until the append is done. Under the lease the file must not have grown by a byte since it was read; then a torn or zero-filled tail is cut (or a missing newline added), the new records are written with one write, and the file is fsynced and re-read. Without a lease (another process keeps FILE open, or the file system gives none) nothing is cut: a torn tail is ended with a newline instead (the torn bytes stay as a line upstream ignores; the plan's tail then reads \"terminate\" and the note says why), and records are appended with O_APPEND, which never overwrites another writer's. A last record followed by NUL bytes (a power loss after a newline was added) loses only the NULs: a repair never cuts bytes that parse as a complete record. Symlinked targets are refused. A later run removes this tool's stale temporary files under the lock.",
         "Exit status 2 means nothing was changed. Once a file has been changed, any later failure (the fsync of the directory or of the appended file, the re-read check, carrying late records, another file of the same run, writing the report to standard output, or a reader of it that went away) exits 4, and the one-line message names every file changed and what could not be confirmed. A reader that goes away from any other command leaves its exit status as it was.",
         "Every file the tool creates or rewrites (lock file, backup, temporary and published file, --output file, discard export) ends with the owner and group of the file it replaces or, for a new file, of its directory, so that a master running as the directory's owner can still open them; a lock file it creates has mode 0600.",
-        "Every record written is byte-identical to what upstream writes: sorted keys, \",\" and \":\" separators, ensure_ascii escaping, Python float repr, \"clock\":\"unix\" on new records. No command but recover --discard ever appends a reclaim: the master's resume requeues only the leases still active when it starts.",
-        "The JSON report (--format json): {\"schema_version\",\"command\",\"mode\":\"dry-run\"|\"check\"|\"apply\"|\"output\",\"files\":[{\"path\",\"kind\",\"plan\",\"written\",\"backup\",\"output\",\"removed_temp_files\",\"note\",\"keeps_backup\",\"late_appends_carried\"}]}; each plan carries the replay state before and after as {\"active\",\"completed\",\"digest\"}; \"late_appends_carried\":{\"bytes\",\"lines\"} is present only when another process appended during the change. schema_version is 1 for repair and compact, 2 for recover and migrate. A run that fails after it changed files (exit 4) prints instead {\"schema_version\",\"command\",\"mode\",\"files\":[the outcomes of the files it finished],\"changed\":[{\"path\",\"done\"}],\"error\"}: every change it made, and what failed (also on stderr).",
+        "Every record written is byte-identical to what upstream writes: sorted keys, \",\" and \":\" separators, ensure_ascii escaping, Python float repr, \"clock\":\"unix\" on new records. No command but recover --discard ever appends a reclaim: the master's resume requeues only the leases still active when it starts. restore appends only leases that the discard reclaimed and that nothing has leased or completed since.",
+        "The JSON report (--format json): {\"schema_version\",\"command\",\"mode\":\"dry-run\"|\"check\"|\"apply\"|\"output\",\"files\":[{\"path\",\"kind\",\"plan\",\"written\",\"backup\",\"output\",\"removed_temp_files\",\"note\",\"keeps_backup\",\"late_appends_carried\"}]}; each plan carries the replay state before and after as {\"active\",\"completed\",\"digest\"}; \"late_appends_carried\":{\"bytes\",\"lines\"} is present only when another process appended during the change. schema_version is 1 for repair, compact, restore and rollback, 2 for recover and migrate. A run that fails after it changed files (exit 4) prints instead {\"schema_version\",\"command\",\"mode\",\"files\":[the outcomes of the files it finished],\"changed\":[{\"path\",\"done\"}],\"error\"}: every change it made, and what failed (also on stderr).",
     ],
 );
 
@@ -119,7 +119,7 @@ fn extra(name: &str) -> Extra {
                     "JSON OUTPUT",
                     &[
                         "The forecast: {\"schema_version\":2,\"command\":\"recover\",\"mode\":\"forecast\",\"now\",\"files\":[{\"path\",\"tail\",\"reclaims\":[{\"id\",\"worker\",\"clock\",\"time\",\"age_seconds\",\"attempts\",\"line\",\"path\",\"continuation\",\"outcome\":\"requeued\"|\"requeued-if-continuation-valid\"|\"dropped\",\"reason\",\"item\":{\"path\",\"focus\",\"target_branch\",\"s2f_actions\",\"schedule_prefix\",\"continuation\",\"fields\"},\"not_restored\",\"duplicate_of\"}],\"requeued\",\"requeued_if_continuation_valid\",\"dropped\",\"duplicates\",\"first_append\":{\"record\",\"id\",\"glues\"},\"before\"}]}. reclaims are in the order resume appends them; item is the work item resume rebuilds.",
-                        "With --discard, the writing report below; each plan: {\"tail\",\"reclaims\",\"append_bytes\",\"before\",\"after\",\"export\"}. The export holds each discarded lease as upstream's compaction writes it; appending its lines to the journal before the master resumes brings the work back.",
+                        "With --discard, the writing report below; each plan: {\"tail\",\"reclaims\",\"append_bytes\",\"before\",\"after\",\"export\"}. The export holds each discarded lease as upstream's compaction writes it; leasejournal restore EXPORT --apply, before the master resumes, brings the work back (never by appending the file by hand: that takes no lock, can glue onto a torn tail and can double leases active again).",
                     ],
                 ),
                 WRITING,
@@ -156,6 +156,50 @@ fn extra(name: &str) -> Extra {
                 ),
             ],
             sections: &[WRITING],
+            catalog: false,
+        },
+        "restore" => Extra {
+            examples: &[
+                (
+                    "leasejournal restore /out/run1/.work_leases.jsonl.discarded.20250807T070140Z.jsonl",
+                    "Which discarded leases would come back, and which are skipped and why (dry run).",
+                ),
+                (
+                    "leasejournal restore --apply /out/run1/.work_leases.jsonl.discarded.20250807T070140Z.jsonl",
+                    "Bring them back before the master resumes: under its lock, with a backup, the tail sealed.",
+                ),
+            ],
+            sections: &[
+                (
+                    "JSON OUTPUT",
+                    &[
+                        "The writing report below; each plan: {\"export\",\"tail\",\"leases\":[{\"line\",\"id\",\"worker\",\"clock\",\"time\",\"attempts\",\"path\",\"fate\":\"restore\"|\"active\"|\"completed\"|\"leased-again\"|\"not-in-journal\",\"journal_line\"}],\"restored\",\"skipped\",\"append_bytes\",\"before\",\"after\"}. leases are in the export's order (line is the export's line, journal_line the journal's last lease of the id); tail is \"none\" when nothing is restored, since the journal is then not touched.",
+                    ],
+                ),
+                WRITING,
+            ],
+            catalog: false,
+        },
+        "rollback" => Extra {
+            examples: &[
+                (
+                    "leasejournal rollback /out/run1/.work_leases.jsonl.bak.20250807T070140Z",
+                    "What putting the journal back to that backup gains and loses (dry run).",
+                ),
+                (
+                    "leasejournal rollback --apply /out/run1/.state_tasks.json.bak.20250807T070140Z",
+                    "Undo a snapshot migration, keeping the migrated file as a backup.",
+                ),
+            ],
+            sections: &[
+                (
+                    "JSON OUTPUT",
+                    &[
+                        "The writing report below; each plan: {\"backup\",\"bytes_before\",\"bytes_after\",\"identical\",\"journal\":null|{\"before\",\"after\",\"active_gained\",\"active_lost\",\"completed_gained\",\"completed_lost\",\"records_not_in_backup\":{\"lease\",\"done\",\"reclaim\",\"other\"}},\"snapshot\":null|{\"tasks_before\",\"tasks_after\",\"leases_before\",\"leases_after\",\"completions_before\",\"completions_after\",\"tasks_behind\"},\"loses_work\",\"refused\"}. refused is the reason a rollback that loses work is refused without --allow-loss (the dry run's plan carries it; --apply and --check exit 2 with it).",
+                    ],
+                ),
+                WRITING,
+            ],
             catalog: false,
         },
         "diff" => Extra {

@@ -13,6 +13,8 @@ mod migrate;
 mod output;
 mod recover;
 mod repair;
+mod restore;
+mod rollback;
 mod select;
 mod verify;
 mod write;
@@ -54,6 +56,8 @@ pub enum Command {
     Recover(recover::RecoverArgs),
     Migrate(migrate::MigrateArgs),
     Compact(compact::CompactArgs),
+    Restore(restore::RestoreArgs),
+    Rollback(rollback::RollbackArgs),
     Diff(diff::DiffArgs),
     Completions(completions::CompletionsArgs),
 }
@@ -248,6 +252,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Finished> {
         Command::Recover(args) => Some(&args.output),
         Command::Migrate(args) => Some(&args.output),
         Command::Compact(args) => Some(&args.output),
+        Command::Restore(args) => Some(&args.output),
+        Command::Rollback(args) => Some(&args.output),
         Command::Diff(args) => Some(&args.output),
         Command::Inspect(_) | Command::Completions(_) => None,
     };
@@ -264,6 +270,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Finished> {
         Command::Recover(args) => recover::run(args, out),
         Command::Migrate(args) => migrate::run(args, out),
         Command::Compact(args) => compact::run(args, out),
+        Command::Restore(args) => restore::run(args, out),
+        Command::Rollback(args) => rollback::run(args, out),
         Command::Diff(args) => diff::run(args, out).map(Finished::from),
         Command::Completions(args) => completions::run(args, out).map(Finished::from),
     }

@@ -36,8 +36,8 @@ use crate::render;
 /// needs a selection (--all, or any of --ttl, --id, --worker), appends one
 /// reclaim record per lease after sealing the tail, and first writes every
 /// discarded lease to an export file (<journal>.discarded.<UTC>.jsonl, or
-/// --export FILE), fsynced: appending its lines to the journal before the
-/// master resumes brings the work back. Dry run unless --apply.
+/// --export FILE), fsynced: `leasejournal restore EXPORT --apply`, before
+/// the master resumes, brings the work back. Dry run unless --apply.
 #[derive(Clone, Debug, Args)]
 pub struct RecoverArgs {
     /// A journal or a state directory.

@@ -79,7 +79,7 @@ pub const EXIT_STATUS: &[(u8, &str)] = &[
     ),
     (
         2,
-        "Usage error, or an input could not be read (missing, unreadable, not a regular file, not a journal or snapshot); a refused request (recover --apply without --discard); a write that failed before it changed anything. Nothing was changed. For verify: incomplete, a path could not be checked.",
+        "Usage error, or an input could not be read (missing, unreadable, not a regular file, not a journal or snapshot); a refused request (recover --apply without --discard, a restore of a file that is not a discard export of that journal, a rollback --apply or --check that would lose newer work without --allow-loss); a write that failed before it changed anything. Nothing was changed. For verify: incomplete, a path could not be checked.",
     ),
     (
         3,

@@ -14,6 +14,8 @@ pub mod records;
 pub mod recover;
 pub mod repair;
 pub mod report;
+pub mod restore;
+pub mod rollback;
 pub mod schema;
 pub mod timeline;
 pub mod verify;

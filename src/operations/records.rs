@@ -145,7 +145,7 @@ impl Row {
                 row.time = record.time;
                 row.clock = Some(record.marker);
                 match event.effect {
-                    Some(Effect::Completed { worker } | Effect::Reclaimed { worker }) => {
+                    Some(Effect::Completed { worker } | Effect::Reclaimed { worker, .. }) => {
                         row.worker = Some(worker.clone());
                     }
                     Some(Effect::TookOver { previous_worker }) => {
@@ -359,7 +359,10 @@ mod tests {
             Effect::DoneIgnored {
                 already_completed: true,
             },
-            Effect::Reclaimed { worker },
+            Effect::Reclaimed {
+                worker,
+                lease_time: 0.0,
+            },
             Effect::ReclaimIgnored,
             Effect::LeaseIgnored { reason: "x".into() },
             Effect::UnknownOp { op: "x".into() },

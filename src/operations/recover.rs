@@ -14,15 +14,14 @@
 //! is asked of the caller. [`run_forecast`] and [`run_discard`] read the
 //! files and carry a discard out through the write session (`store::session`).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::engine::journal::HiddenCount;
 use crate::engine::journal::StateView;
 use crate::engine::journal::{Active, Clock, Replay, Tail, TailFix, WorkId, encode};
 use crate::engine::journal::{Forecast, Reclaim, forecast, mark_duplicates};
-use crate::engine::journal::{HiddenCount, write_sealed};
 use crate::engine::json::PyInt;
 use crate::operations::exit::Exit;
 use crate::operations::report::{Command, Report};
@@ -93,8 +92,8 @@ pub struct Discard {
     /// Where the discarded leases are exported (filled in by the caller).
     pub export: Option<String>,
     /// The export's content: each discarded lease as upstream's compaction
-    /// writes it, one per line, in the order above. Appending these lines
-    /// to the journal before the master resumes brings the work back.
+    /// writes it, one per line, in the order above: what `restore` brings
+    /// back.
     #[serde(skip)]
     pub export_lines: Vec<u8>,
 }
@@ -365,15 +364,7 @@ fn discard_file(
     let version = opened.version();
     let published = session.publish(
         opened,
-        Publication::Append {
-            tail: &plan.tail,
-            bytes: &plan.append,
-            after: &plan.after,
-            copy: Box::new(move |out: &mut dyn Write| {
-                write_sealed(version.reopen()?, &plan.tail, out)?;
-                out.write_all(&plan.append)
-            }),
-        },
+        Publication::sealed_append(version, &plan.tail, &plan.append, &plan.after),
     )?;
     published.record_sealing(&mut outcome, |plan| Some(&mut plan.tail));
     Ok(outcome)

@@ -23,6 +23,10 @@ pub enum Command {
     Migrate,
     /// `compact`.
     Compact,
+    /// `restore`.
+    Restore,
+    /// `rollback`.
+    Rollback,
 }
 
 impl Command {
@@ -33,6 +37,8 @@ impl Command {
             Command::Recover => schema::RECOVER,
             Command::Migrate => schema::MIGRATE,
             Command::Compact => schema::COMPACT,
+            Command::Restore => schema::RESTORE,
+            Command::Rollback => schema::ROLLBACK,
         }
     }
 }

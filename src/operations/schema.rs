@@ -16,6 +16,10 @@ pub const REPAIR: u32 = 1;
 pub const MIGRATE: u32 = 2;
 /// `compact`.
 pub const COMPACT: u32 = 1;
+/// `restore`.
+pub const RESTORE: u32 = 1;
+/// `rollback`.
+pub const ROLLBACK: u32 = 1;
 /// `diff` (2: `counts` keys are identifiers, `task_changed` rather than
 /// `task changed`).
 pub const DIFF: u32 = 2;

@@ -209,7 +209,7 @@ impl Observer for Tallies {
                     }
                 }
             }
-            Effect::Reclaimed { worker } => {
+            Effect::Reclaimed { worker, .. } => {
                 self.leased_at.remove(&record.id);
                 self.sweep.time = record.time;
                 self.sweep.owners.push(worker.clone());

@@ -5,6 +5,7 @@
 mod diff;
 mod inspect;
 mod records;
+mod restore;
 mod table;
 mod timeline;
 mod verify;
@@ -21,6 +22,7 @@ pub use workers::workers;
 
 /// The columns a timeline's line takes besides its buckets.
 pub const TIMELINE_MARGIN: usize = 2 + timeline::LABEL + timeline::AFTER;
+pub use restore::{restore, rollback};
 pub use write::{compact, discard, forecast, migrate, repair};
 
 use std::io::{self, Write};

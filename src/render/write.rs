@@ -15,7 +15,7 @@ use crate::operations::repair;
 use crate::operations::report::Report;
 use crate::store::session::{Mode, Outcome};
 
-fn header<P: serde::Serialize>(
+pub(super) fn header<P: serde::Serialize>(
     out: &mut dyn Write,
     command: &str,
     mode: Mode,
@@ -35,7 +35,11 @@ fn header<P: serde::Serialize>(
     Ok(())
 }
 
-fn footer<P: serde::Serialize>(out: &mut dyn Write, o: &Outcome<P>, s: &Styles) -> io::Result<()> {
+pub(super) fn footer<P: serde::Serialize>(
+    out: &mut dyn Write,
+    o: &Outcome<P>,
+    s: &Styles,
+) -> io::Result<()> {
     if let Some(note) = &o.note {
         writeln!(out, "  result      {}", s.ok(note))?;
     }
@@ -80,7 +84,7 @@ pub(super) fn state_line(
     )
 }
 
-fn states(out: &mut dyn Write, before: &StateView, after: &StateView) -> io::Result<()> {
+pub(super) fn states(out: &mut dyn Write, before: &StateView, after: &StateView) -> io::Result<()> {
     state_line(out, before, after)?;
     writeln!(
         out,
@@ -129,7 +133,12 @@ fn lease_cells(r: &Reclaim, s: &Styles) -> Vec<String> {
     ]
 }
 
-fn tail_line(out: &mut dyn Write, tail: &TailFix, kept: &str, s: &Styles) -> io::Result<()> {
+pub(super) fn tail_line(
+    out: &mut dyn Write,
+    tail: &TailFix,
+    kept: &str,
+    s: &Styles,
+) -> io::Result<()> {
     let text = match *tail {
         TailFix::None => "clean".to_string(),
         TailFix::Cut {
@@ -151,7 +160,7 @@ fn tail_line(out: &mut dyn Write, tail: &TailFix, kept: &str, s: &Styles) -> io:
 }
 
 /// Where the bytes a change removes stay.
-fn kept<P: serde::Serialize>(mode: Mode, o: &Outcome<P>) -> &'static str {
+pub(super) fn kept<P: serde::Serialize>(mode: Mode, o: &Outcome<P>) -> &'static str {
     match mode {
         Mode::Output => "the source file keeps them",
         _ if o.keeps_backup => "the backup keeps them",
@@ -347,7 +356,7 @@ pub fn discard(out: &mut dyn Write, r: &Report<Discard>, s: &Styles) -> io::Resu
         if let Some(export) = &p.export {
             writeln!(
                 out,
-                "  export      {export} (each discarded lease; append its lines to the journal before resuming to bring the work back)"
+                "  export      {export} (each discarded lease; leasejournal restore --apply with it, before resuming, brings the work back)"
             )?;
         }
         if p.append_bytes > 0 {

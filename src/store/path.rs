@@ -1,7 +1,8 @@
 //! Paths as this tool resolves and shows them: the directory a file is in,
-//! and a path quoted so that a remedy can be pasted into a shell.
+//! a path quoted so that a remedy can be pasted into a shell, and the file
+//! a backup's or an export's name names.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The directory `path` is in: its parent, or `.` for a bare file name.
 pub fn parent_or_dot(path: &Path) -> &Path {
@@ -29,6 +30,26 @@ pub fn shell_quote(text: &str) -> String {
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))
     }
+}
+
+/// The file a companion of it is named after: `<file><marker><UTC><ext>`
+/// (`<UTC>` a run's stamp such as `20261130T073645Z`, or `…Z-<n>` for a
+/// later one of the same second), as backups (`.bak.`, no extension) and
+/// discard exports (`.discarded.`, `.jsonl`) are named; the file is in the
+/// companion's directory. `None` for any other name.
+pub fn companion_of(companion: &Path, marker: &str, ext: &str) -> Option<PathBuf> {
+    let name = companion.file_name()?.to_str()?;
+    let rest = name.strip_suffix(ext)?;
+    let at = rest.rfind(marker)?;
+    let (file, stamp) = (&rest[..at], &rest[at + marker.len()..]);
+    let (stamp, attempt) = stamp.split_once('-').unwrap_or((stamp, "1"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let stamped = stamp.len() == 16
+        && digits(&stamp[..8])
+        && &stamp[8..9] == "T"
+        && digits(&stamp[9..15])
+        && &stamp[15..] == "Z";
+    (stamped && digits(attempt) && !file.is_empty()).then(|| companion.with_file_name(file))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::engine::journal::{Positional, Replay, StateView, TailFix};
+use crate::engine::journal::{Positional, Replay, StateView, TailFix, write_sealed};
 use crate::store::durable::HeldLock;
 use crate::store::durable::{
     self, Change, ChangeLog, Done, Identity, Publish, Seal, Sealed, WriteError,
@@ -297,6 +297,27 @@ pub enum Publication<'a> {
         /// The file as sealed and appended to, written whole (`--output`).
         copy: Produce<'a>,
     },
+}
+
+impl<'a> Publication<'a> {
+    /// Records appended after the tail is sealed, to the file `version`
+    /// was read from; to `--output`, that file sealed and appended to.
+    pub fn sealed_append(
+        version: Version<'a>,
+        tail: &'a TailFix,
+        bytes: &'a [u8],
+        after: &'a StateView,
+    ) -> Publication<'a> {
+        Publication::Append {
+            tail,
+            bytes,
+            after,
+            copy: Box::new(move |out: &mut dyn Write| {
+                write_sealed(version.reopen()?, tail, out)?;
+                out.write_all(bytes)
+            }),
+        }
+    }
 }
 
 /// What publishing one file did.

@@ -393,6 +393,8 @@ fn each_command_file_only_parses_runs_one_operation_and_emits() {
             "migrate.rs",
             "recover.rs",
             "repair.rs",
+            "restore.rs",
+            "rollback.rs",
             "verify.rs"
         ]
     );

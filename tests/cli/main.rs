@@ -16,6 +16,7 @@ mod properties;
 mod races;
 mod regressions;
 mod remote;
+mod restore;
 mod scan;
 mod schema;
 mod support;

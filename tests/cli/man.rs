@@ -29,6 +29,8 @@ fn man_pages_match_the_code() {
             "leasejournal-recover.1",
             "leasejournal-migrate.1",
             "leasejournal-compact.1",
+            "leasejournal-restore.1",
+            "leasejournal-rollback.1",
             "leasejournal-diff.1",
             "leasejournal-completions.1",
         ]

@@ -822,6 +822,10 @@ pub type Compact = Report<Compaction>;
 pub type Migrate = Report<Migration>;
 /// `recover --discard --format json`.
 pub type Discard = Report<DiscardPlan>;
+/// `restore --format json`.
+pub type Restore = Report<RestorePlan>;
+/// `rollback --format json`.
+pub type Rollback = Report<RollbackPlan>;
 
 /// What happens to the end of the file.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -939,6 +943,105 @@ pub struct DiscardPlan {
     pub after: StateView,
     #[serde(deserialize_with = "present")]
     pub export: Option<String>,
+}
+
+// ---- restore and rollback ------------------------------------------------------
+
+/// What happens to an exported lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fate {
+    Restore,
+    Active,
+    Completed,
+    LeasedAgain,
+    NotInJournal,
+}
+
+/// One lease of a discard export.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportLease {
+    pub line: u64,
+    pub id: Id,
+    pub worker: PyInt,
+    pub clock: Clock,
+    pub time: f64,
+    pub attempts: PyInt,
+    #[serde(deserialize_with = "present")]
+    pub path: Option<String>,
+    pub fate: Fate,
+    #[serde(deserialize_with = "present")]
+    pub journal_line: Option<u64>,
+}
+
+/// A restore plan.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestorePlan {
+    pub export: String,
+    pub tail: TailFix,
+    pub leases: Vec<ExportLease>,
+    pub restored: u64,
+    pub skipped: u64,
+    pub append_bytes: u64,
+    pub before: StateView,
+    pub after: StateView,
+}
+
+/// Records by op.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordCounts {
+    pub lease: u64,
+    pub done: u64,
+    pub reclaim: u64,
+    pub other: u64,
+}
+
+/// What a rollback changes in a journal.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalRollback {
+    #[serde(deserialize_with = "present")]
+    pub before: Option<StateView>,
+    #[serde(deserialize_with = "present")]
+    pub after: Option<StateView>,
+    pub active_gained: Vec<Id>,
+    pub active_lost: Vec<Id>,
+    pub completed_gained: Vec<Id>,
+    pub completed_lost: Vec<Id>,
+    pub records_not_in_backup: RecordCounts,
+}
+
+/// What a rollback changes in a snapshot.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotRollback {
+    pub tasks_before: u64,
+    pub tasks_after: u64,
+    pub leases_before: u64,
+    pub leases_after: u64,
+    pub completions_before: PyInt,
+    pub completions_after: PyInt,
+    pub tasks_behind: Vec<Id>,
+}
+
+/// A rollback plan.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RollbackPlan {
+    pub backup: String,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    pub identical: bool,
+    #[serde(deserialize_with = "present")]
+    pub journal: Option<JournalRollback>,
+    #[serde(deserialize_with = "present")]
+    pub snapshot: Option<SnapshotRollback>,
+    pub loses_work: bool,
+    #[serde(deserialize_with = "present")]
+    pub refused: Option<String>,
 }
 
 // ---- recover (the forecast) -------------------------------------------------

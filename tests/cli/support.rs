@@ -243,3 +243,28 @@ pub fn flock_installed(untested: &str) -> bool {
     }
     installed
 }
+
+/// An active lease as replay holds it: id, worker, time, attempts, clock.
+pub type Lease = (
+    String,
+    crate::schema::PyInt,
+    f64,
+    crate::schema::PyInt,
+    crate::schema::Clock,
+);
+
+/// The replay state of a journal, as `inspect` reports it: its active
+/// leases and completed ids.
+pub fn state(path: &Path) -> (Vec<Lease>, Vec<String>) {
+    let v = json_ok::<crate::schema::Inspect>(
+        lj().args(["inspect", "--format=json", "--kind=journal"])
+            .arg(path),
+    )
+    .journal();
+    let active = v
+        .active
+        .into_iter()
+        .map(|a| (a.id, a.worker, a.time, a.attempts, a.clock))
+        .collect();
+    (active, v.completed)
+}

@@ -3,6 +3,7 @@
 //! case.
 
 use std::fs;
+use std::io::Write;
 use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 
@@ -1208,6 +1209,68 @@ fn a_compacted_journal_is_no_clock_regression() {
         let (_, ours) = verify_json(&[], std::slice::from_ref(&journal));
         assert_eq!(ours.count("clock-regression"), 0, "{args:?}");
     }
+}
+
+/// Work restored from a discard export keeps the time it was first leased
+/// at, earlier than the reclaims and the leases before it: the clock check
+/// must not read that as the clock going back, and the record after it is
+/// still judged against the latest time before it. A lease of a reclaimed
+/// id that does not repeat the reclaimed lease (another worker) is judged
+/// as any other.
+#[test]
+fn a_restored_lease_is_no_clock_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join(".work_leases.jsonl");
+    let payload = |n: u32| format!("{{\"path\":\"/afl/queue/id:00000{n}\"}}");
+    let mut lines = Vec::new();
+    for n in 1..=2 {
+        lines.extend(crate::support::lease_of(
+            &payload(n),
+            1,
+            1_754_550_000.0 + f64::from(n),
+        ));
+    }
+    fs::write(&journal, lines).unwrap();
+    lj().args(["recover", "--discard", "--all", "--apply", "--no-backup"])
+        .arg("--now=1754560000")
+        .arg(&journal)
+        .assert()
+        .success();
+    let export = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains(".discarded."))
+        .unwrap();
+    // The master went on after the discard, then a restore.
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .unwrap()
+        .write_all(&crate::support::lease_of(&payload(3), 2, 1_754_570_000.0))
+        .unwrap();
+    lj().args(["restore", "--apply", "--no-backup"])
+        .arg(&export)
+        .assert()
+        .success();
+    let (_, report) = verify_json(&[], std::slice::from_ref(&journal));
+    assert_eq!(report.count("clock-regression"), 0, "the restored leases");
+    // A record after them dated between the restored leases and the
+    // latest time before them: the clock went back (line 8). A lease of a
+    // reclaimed id that another worker took, dated back (line 10).
+    use leasejournal::engine::journal::encode::marker_line;
+    use leasejournal::engine::journal::{Clock, WorkId};
+    let id = |n: u32| WorkId::of_canonical(payload(n).as_bytes());
+    let mut stepped = fs::read(&journal).unwrap();
+    stepped.extend(marker_line("done", &id(3), Clock::Unix, 1_754_560_500.0));
+    stepped.extend(marker_line("reclaim", &id(1), Clock::Unix, 1_754_580_000.0));
+    stepped.extend(crate::support::lease_of(&payload(1), 9, 1_754_550_001.0));
+    fs::write(&journal, stepped).unwrap();
+    let (_, report) = verify_json(&[], std::slice::from_ref(&journal));
+    let found: Vec<Option<u64>> = report
+        .findings_of("clock-regression")
+        .map(|f| f.line)
+        .collect();
+    assert_eq!(found, [Some(8), Some(10)]);
 }
 
 /// The clock going back between appends is still found: right after the

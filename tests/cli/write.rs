@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::golden;
 use crate::schema::{self, Mode, ResumeOutcome};
 use crate::support::{
-    cases, copy_dir, fixture, json_ok, json_written, lease_of, lj, names, wait_for,
+    Lease, cases, copy_dir, fixture, json_ok, json_written, lease_of, lj, names, state, wait_for,
 };
 
 fn bin() -> &'static Path {
@@ -32,24 +32,6 @@ fn temps(dir: &Path) -> Vec<String> {
         .into_iter()
         .filter(|n| n.ends_with(".tmp"))
         .collect()
-}
-
-/// An active lease as replay holds it: id, worker, time, attempts, clock.
-type Lease = (String, schema::PyInt, f64, schema::PyInt, schema::Clock);
-
-/// The replay state of a journal: its active leases and completed ids.
-fn state(path: &Path) -> (Vec<Lease>, Vec<String>) {
-    let v = json_ok::<schema::Inspect>(
-        lj().args(["inspect", "--format=json", "--kind=journal"])
-            .arg(path),
-    )
-    .journal();
-    let active = v
-        .active
-        .into_iter()
-        .map(|a| (a.id, a.worker, a.time, a.attempts, a.clock))
-        .collect();
-    (active, v.completed)
 }
 
 /// The id of each lease, in order.

@@ -370,6 +370,10 @@ pub enum Effect {
     Reclaimed {
         /// The owner it dropped.
         worker: PyInt,
+        /// The time of the lease it dropped: what a lease restored from a
+        /// discard export repeats (verify's clock check).
+        #[serde(skip)]
+        lease_time: f64,
     },
     /// A `reclaim` for an id that is not active: upstream does nothing.
     ReclaimIgnored,
@@ -401,7 +405,7 @@ impl Effect {
             Effect::DoneIgnored {
                 already_completed: false,
             } => "ignored: not active".into(),
-            Effect::Reclaimed { worker } => format!("reclaimed from worker {worker}"),
+            Effect::Reclaimed { worker, .. } => format!("reclaimed from worker {worker}"),
             Effect::ReclaimIgnored => "ignored: not active".into(),
             Effect::LeaseIgnored { reason } => format!("ignored: {reason}"),
             Effect::UnknownOp { op } => format!("ignored: unknown op {op:?}"),

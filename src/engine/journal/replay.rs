@@ -124,6 +124,7 @@ impl Replay {
             Op::Reclaim => match self.active.remove(&id) {
                 Some(active) => Effect::Reclaimed {
                     worker: active.worker,
+                    lease_time: active.time,
                 },
                 None => Effect::ReclaimIgnored,
             },

@@ -5,7 +5,7 @@
 //! (see [`ignore_code`]); protocol checks (F314 L1, L2, L4, L5, L6) run on
 //! the replay.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -16,6 +16,7 @@ use crate::engine::journal::{
     self, Clock, ClockMarker, CorruptReason, Effect, Forecast, IgnoreReason, LeaseRejection,
     LineEvent, LineKind, Observer, Op, Replay, Summary, Terminator, WorkId,
 };
+use crate::engine::json::PyInt;
 use crate::operations::numbers::{count, plural, plural_unseparated};
 use crate::store::error::InputError;
 use crate::store::format;
@@ -95,6 +96,14 @@ fn invalid_bytes_inside_string(raw: &[u8]) -> bool {
 /// later). A clock that steps back between appends is still found: at the
 /// first record outside such a run, which on a running campaign is the
 /// next `done` or `reclaim`.
+///
+/// Work brought back from a discard export (`leasejournal restore`) is
+/// appended as the very lease that was reclaimed, with the time it was
+/// first leased at. A lease that repeats, with the same time and worker
+/// (and, its id being the payload's hash, the same payload), the lease a
+/// reclaim dropped earlier is such work: it is not judged by the clock
+/// either, and it does not become the latest time, so the record after it
+/// is judged against the latest time before it.
 #[derive(Default)]
 struct ClockOrder {
     /// The time of the latest record outside a block.
@@ -103,6 +112,9 @@ struct ClockOrder {
     active: u64,
     /// The block of sorted leases being read, if any.
     block: Option<SortedBlock>,
+    /// The lease each reclaimed id had when its last reclaim dropped it:
+    /// its time and worker.
+    reclaimed: HashMap<WorkId, (f64, PyInt)>,
 }
 
 /// A run of leases sorted by id ([`ClockOrder`]).
@@ -157,13 +169,33 @@ impl ClockOrder {
     }
 
     /// Takes in what a line did to the active leases.
-    fn count(&mut self, effect: Option<&Effect>) {
-        match effect {
+    fn count(&mut self, event: &LineEvent<'_>) {
+        match event.effect {
             Some(Effect::Activated | Effect::Reactivated) => self.active += 1,
-            Some(Effect::Completed { .. } | Effect::Reclaimed { .. }) => {
+            Some(Effect::Completed { .. }) => self.active = self.active.saturating_sub(1),
+            Some(Effect::Reclaimed { worker, lease_time }) => {
                 self.active = self.active.saturating_sub(1);
+                if let LineKind::Record(record) = &event.classified.kind {
+                    self.reclaimed
+                        .insert(record.id, (*lease_time, worker.clone()));
+                }
             }
             _ => {}
+        }
+    }
+
+    /// Whether the line is a lease that repeats the lease a reclaim of its
+    /// id dropped: work restored from a discard export.
+    fn restored(&self, event: &LineEvent<'_>) -> bool {
+        match (&event.classified.kind, event.effect) {
+            (LineKind::Record(record), Some(Effect::Activated)) => match &record.op {
+                Op::Lease(Ok(lease)) => self
+                    .reclaimed
+                    .get(&record.id)
+                    .is_some_and(|(time, worker)| *time == lease.time && *worker == lease.worker),
+                _ => false,
+            },
+            _ => false,
         }
     }
 }
@@ -194,7 +226,7 @@ struct JournalChecks<'s> {
 impl Observer for JournalChecks<'_> {
     fn line(&mut self, event: &LineEvent<'_>) {
         self.check(event);
-        self.clock.count(event.effect);
+        self.clock.count(event);
         if self.first_junk.is_none()
             && matches!(
                 event.classified.kind,
@@ -360,7 +392,13 @@ impl JournalChecks<'_> {
             && let Some(t) = record.time
         {
             let lease = new_lease(event);
-            if let Some(prev) = self.clock.regression(t, lease, s.skew) {
+            let regression = self.clock.regression(t, lease, s.skew);
+            // Restored work keeps the time it was first leased at: neither
+            // a regression nor the latest time.
+            if regression.is_some() && self.clock.restored(event) {
+                return;
+            }
+            if let Some(prev) = regression {
                 f.add(s, Code::ClockRegression, file, at, || {
                     format!(
                         "time {} is {} before {}, the latest time before it",
