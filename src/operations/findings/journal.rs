@@ -112,9 +112,12 @@ struct ClockOrder {
     active: u64,
     /// The block of sorted leases being read, if any.
     block: Option<SortedBlock>,
-    /// The lease each reclaimed id had when its last reclaim dropped it:
-    /// its time and worker.
-    reclaimed: HashMap<WorkId, (f64, PyInt)>,
+    /// The lease each reclaimed id had when its last reclaim dropped it,
+    /// until the id is leased or completed again: a fingerprint of its
+    /// time and worker, keyed by the id's first eight bytes. Sixteen bytes
+    /// an id rather than eighty, on journals that reclaim millions; a false
+    /// match needs two 64-bit collisions at once.
+    reclaimed: HashMap<u64, u64>,
 }
 
 /// A run of leases sorted by id ([`ClockOrder`]).
@@ -170,14 +173,23 @@ impl ClockOrder {
 
     /// Takes in what a line did to the active leases.
     fn count(&mut self, event: &LineEvent<'_>) {
+        let id = match &event.classified.kind {
+            LineKind::Record(record) => Some(id_key(&record.id)),
+            _ => None,
+        };
         match event.effect {
-            Some(Effect::Activated | Effect::Reactivated) => self.active += 1,
-            Some(Effect::Completed { .. }) => self.active = self.active.saturating_sub(1),
+            Some(Effect::Activated | Effect::Reactivated) => {
+                self.active += 1;
+                id.map(|id| self.reclaimed.remove(&id));
+            }
+            Some(Effect::Completed { .. }) => {
+                self.active = self.active.saturating_sub(1);
+                id.map(|id| self.reclaimed.remove(&id));
+            }
             Some(Effect::Reclaimed { worker, lease_time }) => {
                 self.active = self.active.saturating_sub(1);
-                if let LineKind::Record(record) = &event.classified.kind {
-                    self.reclaimed
-                        .insert(record.id, (*lease_time, worker.clone()));
+                if let Some(id) = id {
+                    self.reclaimed.insert(id, lease_key(*lease_time, worker));
                 }
             }
             _ => {}
@@ -191,13 +203,29 @@ impl ClockOrder {
             (LineKind::Record(record), Some(Effect::Activated)) => match &record.op {
                 Op::Lease(Ok(lease)) => self
                     .reclaimed
-                    .get(&record.id)
-                    .is_some_and(|(time, worker)| *time == lease.time && *worker == lease.worker),
+                    .get(&id_key(&record.id))
+                    .is_some_and(|&key| key == lease_key(lease.time, &lease.worker)),
                 _ => false,
             },
             _ => false,
         }
     }
+}
+
+/// The first eight bytes of an id (a SHA-256: evenly spread already).
+fn id_key(id: &WorkId) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&id.0[..8]);
+    u64::from_le_bytes(bytes)
+}
+
+/// A fingerprint of a lease's time and worker.
+fn lease_key(time: f64, worker: &PyInt) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    time.to_bits().hash(&mut h);
+    worker.hash(&mut h);
+    h.finish()
 }
 
 /// The id of a lease that activated a new id: what a sorted block is made
