@@ -180,6 +180,11 @@ pub fn check_replay(src: impl Read + Send, planned: &StateView) -> Result<(), St
     }
 }
 
+/// The check of a result that must replay to `after`.
+pub fn replays_to(after: &StateView) -> Check<'_> {
+    Box::new(move |f: &mut durable::Reread<'_>| check_replay(f, after).map(|()| Publish::Yes))
+}
+
 /// The note of a torn tail ended with a newline instead of cut.
 const TERMINATED: &str = "the torn tail was ended with a newline instead of cut: no lease could be had on the journal (another process has it open, or leases are refused here), and without one a cut could destroy what another process appends; the torn bytes stay as one line upstream ignores";
 
@@ -558,12 +563,7 @@ impl<'a> Session<'a> {
         if let Some(dest) = &self.args.output {
             let (produce, check): (Produce<'_>, Check<'_>) = match publication {
                 Publication::Rewrite { produce, check, .. } => (produce, check),
-                Publication::Append { after, copy, .. } => (
-                    copy,
-                    Box::new(move |f: &mut durable::Reread<'_>| {
-                        check_replay(f, after).map(|()| Publish::Yes)
-                    }),
-                ),
+                Publication::Append { after, copy, .. } => (copy, replays_to(after)),
             };
             let published = durable::write_new(self.changes, dest, produce, check)?;
             let written = published == Publish::Yes;
@@ -573,6 +573,23 @@ impl<'a> Session<'a> {
                 ..Published::default()
             });
         }
+        // A newline after a complete last record is published as a
+        // rewrite: written in place, a power loss on a file system that
+        // may persist the new size before the data can leave the record
+        // followed by a NUL, and upstream then skips it.
+        let publication = match publication {
+            Publication::Append {
+                tail: TailFix::Terminate { .. },
+                after,
+                copy,
+                ..
+            } => Publication::Rewrite {
+                produce: copy,
+                check: replays_to(after),
+                carry_late_appends: true,
+            },
+            other => other,
+        };
         match publication {
             Publication::Rewrite {
                 produce,
