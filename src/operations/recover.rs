@@ -216,7 +216,10 @@ pub fn run_discard(
         &[Kind::Journal],
         |session, path, _| discard_file(session, path, request, now, progress),
     )?;
-    let exit = Exit::of_check(session::would_change(&run, Discard::is_noop));
+    let exit = Exit::of_write(
+        session::would_change(&run, Discard::is_noop),
+        session::left_behind(&run),
+    );
     Ok((Report::of(Command::Recover, run), exit))
 }
 

@@ -163,7 +163,10 @@ pub fn run(
         &[Kind::Journal],
         |session, path, _| repair_file(session, path, progress),
     )?;
-    let exit = Exit::of_check(session::would_change(&run, Plan::is_noop));
+    let exit = Exit::of_write(
+        session::would_change(&run, Plan::is_noop),
+        session::left_behind(&run),
+    );
     Ok((Report::of(Command::Repair, run), exit))
 }
 

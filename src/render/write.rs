@@ -32,6 +32,10 @@ fn header<P: serde::Serialize>(
     for t in &o.removed_temp_files {
         writeln!(out, "  cleaned     removed stale temporary file {t}")?;
     }
+    for t in &o.stale_temp_files_left {
+        let left = format!("{}: {}; it stays", t.path, t.error);
+        writeln!(out, "  left        {}", s.warn(&left))?;
+    }
     Ok(())
 }
 

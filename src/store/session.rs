@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::engine::journal::{Positional, Replay, StateView, TailFix};
 use crate::store::durable::HeldLock;
 use crate::store::durable::{
-    self, Change, ChangeLog, Done, Identity, Publish, Seal, Sealed, WriteError,
+    self, Change, ChangeLog, Done, Identity, Publish, Seal, Sealed, StaleTemps, WriteError,
 };
 use crate::store::error::{InputError, in_words};
 use crate::store::format::Kind;
@@ -93,6 +93,10 @@ pub struct Outcome<P: Serialize> {
     pub output: Option<String>,
     /// Stale temporary files of this tool removed under the lock.
     pub removed_temp_files: Vec<String>,
+    /// Stale temporary files of this tool that could not be removed (or
+    /// the directory that could not be listed to find them), each with
+    /// why: they stay, and the run's exit status is 5.
+    pub stale_temp_files_left: Vec<durable::Leftover>,
     /// A remark ("nothing to do", …).
     pub note: Option<String>,
     /// Whether a change in place keeps a backup (no `--no-backup`).
@@ -416,13 +420,14 @@ impl<'a> Session<'a> {
         })
     }
 
-    /// A file's outcome before anything is written.
+    /// A file's outcome before anything is written, with what
+    /// [`clean_temps`](Session::clean_temps) did.
     pub fn outcome<P: Serialize>(
         &self,
         path: &Path,
         kind: Kind,
         plan: P,
-        removed_temp_files: Vec<String>,
+        temps: StaleTemps,
     ) -> Outcome<P> {
         Outcome {
             path: path.display().to_string(),
@@ -431,7 +436,12 @@ impl<'a> Session<'a> {
             written: false,
             backup: None,
             output: None,
-            removed_temp_files,
+            removed_temp_files: temps
+                .removed
+                .into_iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            stale_temp_files_left: temps.left,
             note: None,
             keeps_backup: !self.args.no_backup,
             late_appends_carried: None,
@@ -439,16 +449,20 @@ impl<'a> Session<'a> {
     }
 
     /// Removes this tool's stale temporary files for `path` in apply mode
-    /// (under the lock, no run of this tool can be writing them); the
-    /// files removed.
-    pub fn clean_temps(&self, path: &Path) -> Vec<String> {
+    /// (under the lock, no run of this tool can be writing them): the
+    /// files removed, and those that stay, each said on stderr.
+    pub fn clean_temps(&self, path: &Path) -> StaleTemps {
         if self.mode != Mode::Apply {
-            return Vec::new();
+            return StaleTemps::default();
         }
-        durable::remove_stale_temps(path)
-            .into_iter()
-            .map(|p| p.display().to_string())
-            .collect()
+        let temps = durable::remove_stale_temps(path);
+        for left in &temps.left {
+            self.tell.say(format_args!(
+                "warning: {}: {}; it stays (exit status 5)",
+                left.path, left.error
+            ));
+        }
+        temps
     }
 
     /// The UTC stamp of this run, as backups and exports carry it.
@@ -734,6 +748,15 @@ pub fn files_to_change(
             Ok((parent_or_dot(&path).to_path_buf(), vec![(path, kind)]))
         }
     }
+}
+
+/// Whether a run left stale temporary files of this tool it could not
+/// remove, or could not look for them (`Exit::of_write` makes it exit
+/// status 5).
+pub fn left_behind<P: Serialize>(run: &Run<P>) -> bool {
+    run.files
+        .iter()
+        .any(|o| !o.stale_temp_files_left.is_empty())
 }
 
 /// Whether a `--check` run found something to change: any file whose plan

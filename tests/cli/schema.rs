@@ -720,6 +720,15 @@ pub struct Carried {
     pub lines: u64,
 }
 
+/// A stale temporary file that could not be removed (or the directory
+/// that could not be listed), and why.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Leftover {
+    pub path: String,
+    pub error: String,
+}
+
 /// What a writing command did to one file.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -733,6 +742,7 @@ pub struct Outcome<P> {
     #[serde(deserialize_with = "present")]
     pub output: Option<String>,
     pub removed_temp_files: Vec<String>,
+    pub stale_temp_files_left: Vec<Leftover>,
     #[serde(deserialize_with = "present")]
     pub note: Option<String>,
     pub keeps_backup: bool,
