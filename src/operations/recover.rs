@@ -261,7 +261,12 @@ pub fn run_forecast(
         Err(e) => return Err(e.into()),
     };
     let mut forecasts = Vec::new();
-    for (path, _) in &files {
+    for named in &files {
+        // Read through a link as any reader does; shown by the name given.
+        let path = named
+            .link
+            .as_ref()
+            .map_or(named.path.as_path(), |l| Path::new(&l.path));
         let (file, _) = open::open_regular(path)?;
         let mut hidden = HiddenCount::default();
         let scan = read::scan_journal(path, &file, progress, &mut hidden)?;
