@@ -54,7 +54,9 @@
 //!   `store::mount` (a file system other hosts share, and how far `flock`
 //!   on it reaches), `store::procs` (the
 //!   processes with a file open), `store::resolve` (the one
-//!   resolver of a path, for readers and writers), `store::read` (a path's
+//!   resolver of a path, for readers and writers), `store::link` (a
+//!   symbolic link resolved once for a writer, and whether it may be
+//!   written through), `store::read` (a path's
 //!   journals, scanned), `store::progress` (reading progress, undrawn),
 //!   `store::failpoint` (the crash tests' failpoints, empty without the
 //!   `test-hooks` feature).

@@ -17,7 +17,9 @@ use crate::render;
 ///
 /// Run it before resuming when verify names it. A torn or zero-filled last
 /// line is cut off (the backup keeps its bytes); a complete last record
-/// without a newline gets one; a record glued onto a torn fragment is put
+/// without a newline gets one, through a rewrite of the file, never in
+/// place (a power loss could leave the record followed by a NUL, which
+/// upstream skips); a record glued onto a torn fragment is put
 /// back on a line of its own, and a byte order mark in front of the first
 /// record is removed, so upstream reads those records again.
 ///

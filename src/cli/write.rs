@@ -19,6 +19,9 @@ use crate::store::session::{FailedAfterChanges, Notes, WriteOptions};
 #[derive(Clone, Debug, Args)]
 pub struct WriteArgs {
     /// Carry the plan out. Without it nothing is written, created or locked.
+    /// A state file that is a symbolic link is changed where its real file
+    /// is, and only when root or that file's owner owns the link and every
+    /// directory on the way (see WRITING in the man page).
     #[arg(long = "apply")]
     pub apply: bool,
 

@@ -49,7 +49,10 @@ pub fn run(
         &[Kind::Journal],
         |session, path, _| compact_file(session, path, drops, progress),
     )?;
-    let exit = Exit::of_check(session::would_change(&run, |m| m.unchanged));
+    let exit = Exit::of_write(
+        session::would_change(&run, |m| m.unchanged),
+        session::left_behind(&run),
+    );
     Ok((Report::of(Command::Compact, run), exit))
 }
 

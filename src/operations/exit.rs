@@ -24,6 +24,11 @@ pub enum Exit {
     /// (the change's durability, the re-read check, another file of the
     /// run, printing the report).
     Changed,
+    /// 5: a writing command did its job (its changes made and confirmed,
+    /// or nothing to do) but left a stale temporary file of an earlier run
+    /// of this tool that it could not remove, or could not list the
+    /// directory to look for them.
+    LeftBehind,
 }
 
 impl Exit {
@@ -35,6 +40,7 @@ impl Exit {
             Exit::Trouble => 2,
             Exit::Refused => 3,
             Exit::Changed => 4,
+            Exit::LeftBehind => 5,
         }
     }
 }
@@ -46,10 +52,13 @@ impl From<Exit> for ExitCode {
 }
 
 impl Exit {
-    /// The exit status of a writing run: with `--check`, 1 when it
-    /// `would_change` something; otherwise 0.
-    pub fn of_check(would_change: bool) -> Exit {
-        if would_change {
+    /// The exit status of a writing run that did its job: 5 when it
+    /// `left_behind` a stale temporary file of this tool (`--apply` only);
+    /// with `--check`, 1 when it `would_change` something; otherwise 0.
+    pub fn of_write(would_change: bool, left_behind: bool) -> Exit {
+        if left_behind {
+            Exit::LeftBehind
+        } else if would_change {
             Exit::Problems
         } else {
             Exit::Success
@@ -88,5 +97,9 @@ pub const EXIT_STATUS: &[(u8, &str)] = &[
     (
         4,
         "A writing command made its change, then a later step failed: making it durable (an fsync), the re-read check, carrying in records another process appended meanwhile, another file of the same run, or printing the report. The message names each file changed and what could not be confirmed.",
+    ),
+    (
+        5,
+        "A writing command did its job (its changes made and confirmed, or nothing to do), but a stale temporary file of an earlier run of this tool (FILE.leasejournal.<pid>.tmp) could not be removed, or the directory could not be listed to look for them: stderr and the report's \"stale_temp_files_left\" name each, with the error. The state files are as a run with exit 0 leaves them; remove the file once the cause is fixed, or run the command again.",
     ),
 ];

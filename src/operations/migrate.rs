@@ -165,7 +165,10 @@ pub fn run(
             Ok(outcome)
         },
     )?;
-    let exit = Exit::of_check(session::would_change(&run, Migration::is_noop));
+    let exit = Exit::of_write(
+        session::would_change(&run, Migration::is_noop),
+        session::left_behind(&run),
+    );
     Ok((Report::of(Command::Migrate, run), exit))
 }
 

@@ -215,7 +215,10 @@ pub fn run_discard(
         &[Kind::Journal],
         |session, path, _| discard_file(session, path, request, now, progress),
     )?;
-    let exit = Exit::of_check(session::would_change(&run, Discard::is_noop));
+    let exit = Exit::of_write(
+        session::would_change(&run, Discard::is_noop),
+        session::left_behind(&run),
+    );
     Ok((Report::of(Command::Recover, run), exit))
 }
 
@@ -257,7 +260,12 @@ pub fn run_forecast(
         Err(e) => return Err(e.into()),
     };
     let mut forecasts = Vec::new();
-    for (path, _) in &files {
+    for named in &files {
+        // Read through a link as any reader does; shown by the name given.
+        let path = named
+            .link
+            .as_ref()
+            .map_or(named.path.as_path(), |l| Path::new(&l.path));
         let (file, _) = open::open_regular(path)?;
         let mut hidden = HiddenCount::default();
         let scan = read::scan_journal(path, &file, progress, &mut hidden)?;

@@ -25,13 +25,10 @@ use crate::engine::journal::StateView;
 use crate::engine::journal::{self, Salvage, Salvager, Scan, TailFix, WorkId, write_repaired};
 use crate::operations::exit::Exit;
 use crate::operations::report::{Command, Report};
-use crate::store::durable::{self, Publish};
 use crate::store::failpoint;
 use crate::store::format::Kind;
 use crate::store::progress::Progress;
-use crate::store::session::{
-    self, Opened, Outcome, Publication, Session, Tell, WriteOptions, check_replay,
-};
+use crate::store::session::{self, Opened, Outcome, Publication, Session, Tell, WriteOptions};
 
 /// A repair plan for one journal.
 #[derive(Clone, Debug, Serialize)]
@@ -40,8 +37,11 @@ pub struct Plan {
     pub tail: TailFix,
     /// Records found inside lines upstream ignores.
     pub salvaged: Vec<Salvage>,
-    /// Whether the file is rewritten (a salvage) rather than sealed in
-    /// place (a cut or a newline).
+    /// Whether the file is rewritten (a salvage, or a missing newline)
+    /// rather than sealed in place (a cut). A newline is not written in
+    /// place: a power loss on a file system that may persist the new size
+    /// before the data could leave the last record followed by a NUL,
+    /// which upstream skips.
     pub rewrite: bool,
     /// Ids active after the repair that were not before: leases a salvaged
     /// record brings back, so resume requeues their work.
@@ -130,8 +130,8 @@ pub fn plan(scan: &Scan, salvager: Salvager) -> Result<Plan, WouldLoseWork> {
     }
     completed_by_salvage.sort_unstable();
     Ok(Plan {
+        rewrite: !salvaged.is_empty() || matches!(tail_fix, TailFix::Terminate { .. }),
         tail: tail_fix,
-        rewrite: !salvaged.is_empty(),
         brought_back,
         completed_by_salvage,
         before: StateView::of(before),
@@ -163,7 +163,10 @@ pub fn run(
         &[Kind::Journal],
         |session, path, _| repair_file(session, path, progress),
     )?;
-    let exit = Exit::of_check(session::would_change(&run, Plan::is_noop));
+    let exit = Exit::of_write(
+        session::would_change(&run, Plan::is_noop),
+        session::left_behind(&run),
+    );
     Ok((Report::of(Command::Repair, run), exit))
 }
 
@@ -192,13 +195,12 @@ fn repair_file(
     let version = opened.version();
     let produce = move |out: &mut dyn Write| write_result(version.reopen()?, plan, out);
     // Records glued onto fragments or behind a byte order mark need the
-    // file rewritten; a tail alone is sealed in place.
+    // file rewritten, and so does a missing newline (see `Plan::rewrite`);
+    // a torn tail alone is cut in place.
     let publication = if plan.rewrite {
         Publication::Rewrite {
             produce: Box::new(produce),
-            check: Box::new(|f: &mut durable::Reread<'_>| {
-                check_replay(f, &plan.after).map(|()| Publish::Yes)
-            }),
+            check: session::replays_to(&plan.after),
             carry_late_appends: true,
         }
     } else {

@@ -366,7 +366,10 @@ pub fn run(
         &[Kind::Journal],
         |session, path, _| restore_file(session, path, export, leases.clone(), progress),
     )?;
-    let exit = Exit::of_check(session::would_change(&run, Plan::is_noop));
+    let exit = Exit::of_write(
+        session::would_change(&run, Plan::is_noop),
+        session::left_behind(&run),
+    );
     Ok((Report::of(Command::Restore, run), exit))
 }
 

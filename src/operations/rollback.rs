@@ -295,7 +295,10 @@ pub fn run(
         &[Kind::Journal, Kind::Snapshot],
         |session, path, kind| rollback_file(session, path, kind, request, progress),
     )?;
-    let exit = Exit::of_check(session::would_change(&run, Plan::is_noop));
+    let exit = Exit::of_write(
+        session::would_change(&run, Plan::is_noop),
+        session::left_behind(&run),
+    );
     Ok((Report::of(Command::Rollback, run), exit))
 }
 

@@ -29,8 +29,19 @@ pub(super) fn header<P: serde::Serialize>(
         Mode::Output => "to a new file".to_string(),
     };
     writeln!(out, "{} {}  ({how})", s.bold(command), o.path)?;
+    if let Some(link) = &o.link {
+        writeln!(out, "  link        {} is a symbolic link to it", link.path)?;
+        if let Some(why) = &link.refused {
+            let refused = format!("--apply refuses to write through it: {why}");
+            writeln!(out, "  refused     {}", s.warn(&refused))?;
+        }
+    }
     for t in &o.removed_temp_files {
         writeln!(out, "  cleaned     removed stale temporary file {t}")?;
+    }
+    for t in &o.stale_temp_files_left {
+        let left = format!("{}: {}; it stays", t.path, t.error);
+        writeln!(out, "  left        {}", s.warn(&left))?;
     }
     Ok(())
 }

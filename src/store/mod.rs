@@ -17,6 +17,8 @@
 //!   share, and how far `flock` on it reaches;
 //! - `store::resolve`: the one resolver of a command-line path, for readers
 //!   and writers alike;
+//! - `store::link`: a state file that is a symbolic link, resolved once for
+//!   a writer, and the rule that says whether it may be written through;
 //! - `store::read`: a path's journals in resume order, scanned with their
 //!   progress; many paths side by side;
 //! - `store::progress`: how reading progress is reported, without knowing
@@ -37,6 +39,7 @@ pub mod durable;
 pub mod error;
 pub mod failpoint;
 pub mod format;
+pub mod link;
 pub mod lock;
 pub mod mount;
 pub mod open;

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::engine::journal::{Positional, Replay, StateView, TailFix, write_sealed};
 use crate::store::durable::HeldLock;
 use crate::store::durable::{
-    self, Change, ChangeLog, Done, Identity, Publish, Seal, Sealed, WriteError,
+    self, Change, ChangeLog, Done, Identity, Publish, Seal, Sealed, StaleTemps, WriteError,
 };
 use crate::store::error::{InputError, in_words};
 use crate::store::format::Kind;
@@ -80,6 +80,64 @@ pub enum Mode {
     Output,
 }
 
+/// A symbolic link a writer was named, resolved once
+/// ([`crate::store::link`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct Link {
+    /// The link, as named.
+    pub path: String,
+    /// Why `--apply` refuses to write through it, when it does (a dry run,
+    /// `--check` and `--output` only read through it).
+    pub refused: Option<String>,
+}
+
+/// A file a writing run changes: the real file, its kind, and the link
+/// that named it.
+#[derive(Clone, Debug)]
+pub struct Named {
+    /// The file to change (a link's real file).
+    pub path: PathBuf,
+    /// Its kind.
+    pub kind: Kind,
+    /// The link that named it, if one did.
+    pub link: Option<Link>,
+}
+
+impl Named {
+    /// `path` of `kind`, resolved once when it is a symbolic link.
+    fn resolve(path: PathBuf, kind: Kind) -> Result<Named, InputError> {
+        let is_link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            return Ok(Named {
+                path,
+                kind,
+                link: None,
+            });
+        }
+        let resolved = crate::store::link::resolve(&path)?;
+        Ok(Named {
+            path: resolved.file,
+            kind,
+            link: Some(Link {
+                path: path.display().to_string(),
+                refused: resolved.refusal,
+            }),
+        })
+    }
+
+    /// The refusal of `--apply` to write through its link, before anything
+    /// is locked or written.
+    fn refusal(&self) -> Option<anyhow::Error> {
+        let link = self.link.as_ref()?;
+        let why = link.refused.as_ref()?;
+        Some(anyhow::anyhow!(
+            "{}: is a symbolic link to {}; refusing to write through it: {why}. Nothing was changed; a dry run shows the plan",
+            link.path,
+            self.path.display()
+        ))
+    }
+}
+
 /// What happened to one file.
 #[derive(Debug, Serialize)]
 pub struct Outcome<P: Serialize> {
@@ -97,10 +155,19 @@ pub struct Outcome<P: Serialize> {
     pub output: Option<String>,
     /// Stale temporary files of this tool removed under the lock.
     pub removed_temp_files: Vec<String>,
+    /// Stale temporary files of this tool that could not be removed (or
+    /// the directory that could not be listed to find them), each with
+    /// why: they stay, and the run's exit status is 5.
+    pub stale_temp_files_left: Vec<durable::Leftover>,
     /// A remark ("nothing to do", …).
     pub note: Option<String>,
     /// Whether a change in place keeps a backup (no `--no-backup`).
     pub keeps_backup: bool,
+    /// The symbolic link PATH named, when it named one: `path` is the file
+    /// it was resolved to, once, and changed where it is. Absent for a
+    /// file that is no link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<Link>,
     /// Records another process appended to the journal while it was being
     /// replaced (it ignores the master's lock), carried into the result.
     /// Absent when there were none.
@@ -182,6 +249,11 @@ pub fn check_replay(src: impl Read + Send, planned: &StateView) -> Result<(), St
             &got.digest[..16]
         ))
     }
+}
+
+/// The check of a result that must replay to `after`.
+pub fn replays_to(after: &StateView) -> Check<'_> {
+    Box::new(move |f: &mut durable::Reread<'_>| check_replay(f, after).map(|()| Publish::Yes))
 }
 
 /// The note of a torn tail ended with a newline instead of cut.
@@ -377,7 +449,7 @@ pub struct Session<'a> {
     tell: Tell<'a>,
     /// How it writes.
     pub mode: Mode,
-    _lock: Option<HeldLock>,
+    lock: Option<HeldLock>,
     stamp: String,
     changes: &'a ChangeLog,
     /// Backups and exports made for the file being changed: removed again
@@ -439,7 +511,7 @@ impl<'a> Session<'a> {
             args,
             tell,
             mode,
-            _lock: lock,
+            lock,
             stamp: (args.stamp)(),
             changes,
             companions: Default::default(),
@@ -447,13 +519,27 @@ impl<'a> Session<'a> {
         })
     }
 
-    /// A file's outcome before anything is written.
+    /// Ends the run on this directory: gives the master's lock up, and
+    /// when the run created the lock file and changed nothing (refused, or
+    /// nothing to do), removes it first, so that such a run leaves nothing
+    /// it created ([`HeldLock::release`]); a failure to is said.
+    fn end(self, changed_nothing: bool) {
+        let Some(lock) = self.lock else { return };
+        if let Err(err) = lock.release(changed_nothing) {
+            self.tell.say(format_args!(
+                "warning: the master lock this run created could not be removed again: {err}"
+            ));
+        }
+    }
+
+    /// A file's outcome before anything is written, with what
+    /// [`clean_temps`](Session::clean_temps) did.
     pub fn outcome<P: Serialize>(
         &self,
         path: &Path,
         kind: Kind,
         plan: P,
-        removed_temp_files: Vec<String>,
+        temps: StaleTemps,
     ) -> Outcome<P> {
         Outcome {
             path: path.display().to_string(),
@@ -462,24 +548,34 @@ impl<'a> Session<'a> {
             written: false,
             backup: None,
             output: None,
-            removed_temp_files,
+            removed_temp_files: temps
+                .removed
+                .into_iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            stale_temp_files_left: temps.left,
             note: None,
             keeps_backup: !self.args.no_backup,
+            link: None,
             late_appends_carried: None,
         }
     }
 
     /// Removes this tool's stale temporary files for `path` in apply mode
-    /// (under the lock, no run of this tool can be writing them); the
-    /// files removed.
-    pub fn clean_temps(&self, path: &Path) -> Vec<String> {
+    /// (under the lock, no run of this tool can be writing them): the
+    /// files removed, and those that stay, each said on stderr.
+    pub fn clean_temps(&self, path: &Path) -> StaleTemps {
         if self.mode != Mode::Apply {
-            return Vec::new();
+            return StaleTemps::default();
         }
-        durable::remove_stale_temps(path)
-            .into_iter()
-            .map(|p| p.display().to_string())
-            .collect()
+        let temps = durable::remove_stale_temps(path);
+        for left in &temps.left {
+            self.tell.say(format_args!(
+                "warning: {}: {}; it stays (exit status 5)",
+                left.path, left.error
+            ));
+        }
+        temps
     }
 
     /// The UTC stamp of this run, as backups and exports carry it.
@@ -594,12 +690,7 @@ impl<'a> Session<'a> {
         if let Some(dest) = &self.args.output {
             let (produce, check): (Produce<'_>, Check<'_>) = match publication {
                 Publication::Rewrite { produce, check, .. } => (produce, check),
-                Publication::Append { after, copy, .. } => (
-                    copy,
-                    Box::new(move |f: &mut durable::Reread<'_>| {
-                        check_replay(f, after).map(|()| Publish::Yes)
-                    }),
-                ),
+                Publication::Append { after, copy, .. } => (copy, replays_to(after)),
             };
             let published = durable::write_new(self.changes, dest, produce, check)?;
             let written = published == Publish::Yes;
@@ -609,6 +700,23 @@ impl<'a> Session<'a> {
                 ..Published::default()
             });
         }
+        // A newline after a complete last record is published as a
+        // rewrite: written in place, a power loss on a file system that
+        // may persist the new size before the data can leave the record
+        // followed by a NUL, and upstream then skips it.
+        let publication = match publication {
+            Publication::Append {
+                tail: TailFix::Terminate { .. },
+                after,
+                copy,
+                ..
+            } => Publication::Rewrite {
+                produce: copy,
+                check: replays_to(after),
+                carry_late_appends: true,
+            },
+            other => other,
+        };
         match publication {
             Publication::Rewrite {
                 produce,
@@ -696,6 +804,16 @@ pub fn run_paths<P: Serialize>(
         .iter()
         .map(|path| files_to_change(path, args.kind, wanted).map(|t| (path, t)))
         .collect::<Result<Vec<_>, _>>()?;
+    // A link that must not be written through is refused before anything
+    // is locked or created.
+    if mode_of(args) == Mode::Apply
+        && let Some(refusal) = resolved
+            .iter()
+            .flat_map(|(_, (_, files))| files)
+            .find_map(Named::refusal)
+    {
+        return Err(refusal);
+    }
     let changes = ChangeLog::default();
     let mut run = Run {
         mode: mode_of(args),
@@ -706,10 +824,15 @@ pub fn run_paths<P: Serialize>(
         for (path, (dir, files)) in resolved {
             let targets = if path.is_dir() { 2 } else { 1 };
             let session = Session::start(args, tell, &changes, &dir, targets)?;
-            for (file, kind) in &files {
-                run.files
-                    .push(session.change(|| each(&session, file, *kind))?);
-            }
+            let before = changes.len();
+            let done = files.iter().try_for_each(|file| {
+                let mut outcome = session.change(|| each(&session, &file.path, file.kind))?;
+                outcome.link = file.link.clone();
+                run.files.push(outcome);
+                anyhow::Ok(())
+            });
+            session.end(changes.len() == before);
+            done?;
         }
         Ok(())
     })();
@@ -728,19 +851,22 @@ pub fn run_paths<P: Serialize>(
 }
 
 /// Resolves PATH into the files to change, in the order the master reads
-/// them on resume, keeping the kinds `wanted`; and the lock directory.
+/// them on resume, keeping the kinds `wanted`; and the lock directory,
+/// which stays the state directory PATH names (or the directory of a file
+/// PATH) when a file is a symbolic link to a file elsewhere.
 pub fn files_to_change(
     path: &Path,
     kind: Option<Kind>,
     wanted: &[Kind],
-) -> Result<(PathBuf, Vec<(PathBuf, Kind)>), InputError> {
+) -> Result<(PathBuf, Vec<Named>), InputError> {
     match resolve::resolve(path, kind, Purpose::Change { wanted })? {
         Target::Directory(dir) => {
-            let files: Vec<(PathBuf, Kind)> = dir
+            let files = dir
                 .files
                 .into_iter()
                 .filter(|(_, k)| wanted.contains(k))
-                .collect();
+                .map(|(file, kind)| Named::resolve(file, kind))
+                .collect::<Result<Vec<_>, _>>()?;
             if files.is_empty() {
                 return Err(InputError::new(
                     path,
@@ -749,10 +875,20 @@ pub fn files_to_change(
             }
             Ok((path.to_path_buf(), files))
         }
-        Target::File { path, kind, .. } => {
-            Ok((parent_or_dot(&path).to_path_buf(), vec![(path, kind)]))
-        }
+        Target::File { path, kind, .. } => Ok((
+            parent_or_dot(&path).to_path_buf(),
+            vec![Named::resolve(path, kind)?],
+        )),
     }
+}
+
+/// Whether a run left stale temporary files of this tool it could not
+/// remove, or could not look for them (`Exit::of_write` makes it exit
+/// status 5).
+pub fn left_behind<P: Serialize>(run: &Run<P>) -> bool {
+    run.files
+        .iter()
+        .any(|o| !o.stale_temp_files_left.is_empty())
 }
 
 /// Whether a `--check` run found something to change: any file whose plan

@@ -15,7 +15,16 @@
 //!    file, which is the original, the clean result or (appends) the
 //!    original with its tail sealed, no temporary file is left, and the
 //!    same command run again without a fault exits 0 with the clean result;
-//! 5. no other exit status.
+//! 5. exit 5, the job was done but a stale temporary file of an earlier run
+//!    stays (it could not be listed, examined or removed): the result is a
+//!    clean run's, stdout is whole JSON, no temporary file of this run is
+//!    left, and stderr names every temporary file that stays, or the
+//!    directory it could not list;
+//! 6. no other exit status.
+//!
+//! A stale temporary file of an earlier run, there before the run, may
+//! stay after an exit 2 or 4 (the run failed before it cleaned up); after
+//! an exit 0 none may.
 //!
 //! `--output` must leave its source as it is, whatever the outcome.
 //!
@@ -330,8 +339,24 @@ fn cases() -> Vec<Case> {
         output: false,
     });
     cases.extend(with_output);
+    // An earlier run's temporary file, removed under the lock before the
+    // change.
+    cases.push(Case {
+        name: "repair (a stale temporary file beside it)".into(),
+        files: vec![
+            (journal, read("verify/torn-tail/journal.jsonl")),
+            (STALE, b"junk".to_vec()),
+        ],
+        args: vec!["repair"],
+        path: Some(journal),
+        changes: vec![(journal, Some(Seal::Cut))],
+        output: false,
+    });
     cases
 }
+
+/// A temporary file an earlier, killed run of this tool left.
+const STALE: &str = ".work_leases.jsonl.leasejournal.4242.tmp";
 
 /// `compact`'s result for `journal`: an input that is already compact.
 fn compacted(journal: &[u8]) -> Vec<u8> {
@@ -888,11 +913,39 @@ impl Prepared {
             broken.push(("1: a panic", ran.exit()));
             return broken;
         }
-        let temps: Vec<&String> = after.iter().filter(|n| is_temp(n)).collect();
-        if !temps.is_empty() && [0, 2, 4].contains(&code) {
+        // An earlier run's temporary file may stay when this run failed
+        // before it cleaned up (exit 2 or 4), or said it could not (5).
+        let temps: Vec<&String> = after
+            .iter()
+            .filter(|n| is_temp(n) && (code == 0 || !before.contains(*n)))
+            .collect();
+        if !temps.is_empty() && [0, 2, 4, 5].contains(&code) {
             broken.push((temp_rule(code), format!("{temps:?}")));
         }
         match code {
+            5 => {
+                for w in &self.watched {
+                    let got = now(w.name);
+                    if got.as_ref() != Some(&w.clean) {
+                        broken.push(("5: exit 5, not the clean result", w.describe(got.as_ref())));
+                    }
+                }
+                if !whole_report(&self.case.args, &ran.stdout) {
+                    let len = ran.stdout.len();
+                    broken.push(("5: exit 5, stdout not whole JSON", format!("{len} bytes")));
+                }
+                let unlisted = ran
+                    .stderr
+                    .contains(&format!("{}: cannot be listed", dir.display()));
+                let unnamed: Vec<&String> = after
+                    .iter()
+                    .filter(|n| is_temp(n) && !unlisted && !ran.stderr.contains(n.as_str()))
+                    .collect();
+                if !unnamed.is_empty() || !ran.stderr.contains("it stays (exit status 5)") {
+                    let rule = "5: exit 5, stderr does not name what stays";
+                    broken.push((rule, format!("{unnamed:?}: {}", ran.first_line())));
+                }
+            }
             0 => {
                 // Without a lease a torn line is ended instead of cut, and
                 // the report says so.
@@ -965,7 +1018,7 @@ impl Prepared {
                 }
                 broken.extend(self.rerun(staged));
             }
-            _ => broken.push(("5: another exit status", ran.exit())),
+            _ => broken.push(("6: another exit status", ran.exit())),
         }
         broken
     }
@@ -999,6 +1052,7 @@ fn temp_rule(code: i32) -> &'static str {
     match code {
         0 => "2: exit 0, a temporary file left",
         2 => "3: exit 2, a temporary file left",
+        5 => "5: exit 5, a temporary file of this run left",
         _ => "4: exit 4, a temporary file left",
     }
 }
@@ -1232,4 +1286,109 @@ fn verify_never_leaves_a_file_out_silently() {
     }
     eprintln!("faults: verify under {runs} injected faults");
     assert!(broken.is_empty(), "{broken:#?}");
+}
+
+/// A stale temporary file of an earlier run that cannot be removed, or a
+/// directory that cannot be listed to look for them, is told on stderr and
+/// in the report, and the run exits 5; the repair itself is made as in a
+/// clean run.
+#[test]
+fn a_stale_temporary_file_that_stays_is_told_and_exits_5() {
+    let Some(strace) = strace_or_skip() else {
+        return;
+    };
+    let torn = fs::read(fixture("verify/torn-tail/journal.jsonl")).expect("fixture");
+    let cut = Seal::Cut.apply(&torn);
+    // (call, errno, the path whose calls are counted, the words said).
+    let faults = [
+        (
+            "unlink",
+            "EACCES",
+            true,
+            "cannot be removed: permission denied",
+        ),
+        (
+            "statx",
+            "EIO",
+            true,
+            "cannot be examined: input/output error",
+        ),
+        (
+            "openat",
+            "EMFILE",
+            false,
+            "cannot be listed to find stale temporary files of this tool: too many open files",
+        ),
+        (
+            "getdents64",
+            "EIO",
+            false,
+            "cannot be listed to find stale temporary files of this tool: input/output error",
+        ),
+    ];
+    for (call, errno, on_temp, words) in faults {
+        let home = tempfile::tempdir().expect("tempdir");
+        let dir = fs::canonicalize(home.path())
+            .expect("canonical")
+            .join("case");
+        fs::create_dir(&dir).expect("case dir");
+        let journal = dir.join(".work_leases.jsonl");
+        let stale = dir.join(STALE);
+        fs::write(&journal, &torn).expect("journal");
+        fs::write(&stale, b"junk").expect("stale temp");
+        fs::write(dir.join(LOCK), b"").expect("lock");
+        let watched = if on_temp { &stale } else { &dir };
+        let mut cmd = Command::new("strace");
+        cmd.args(["-f", "-qq", "-o", "/dev/null"]);
+        if strace.seccomp {
+            cmd.arg("--seccomp-bpf");
+        }
+        cmd.arg("-P")
+            .arg(watched)
+            .args(["-e", &format!("trace={call}")])
+            .args(["-e", &format!("inject={call}:error={errno}:when=1")])
+            .arg("--")
+            .arg(bin())
+            .args(["repair", "--apply", "--no-backup", "--format=json"])
+            .arg(&journal);
+        let ran = run(&mut cmd, home.path());
+        let fault = format!("{call}:{errno}");
+        assert_eq!(ran.code(), Some(5), "{fault}: {}", ran.stderr);
+        assert_eq!(
+            ran.stderr,
+            format!(
+                "leasejournal: warning: {}: {words}; it stays (exit status 5)\n",
+                watched.display()
+            ),
+            "{fault}"
+        );
+        let report: schema::Repair = schema::parse(&ran.stdout);
+        let file = report.only();
+        assert_eq!(
+            file.stale_temp_files_left,
+            [schema::Leftover {
+                path: watched.display().to_string(),
+                error: words.to_string(),
+            }],
+            "{fault}"
+        );
+        assert!(file.removed_temp_files.is_empty(), "{fault}");
+        assert!(file.written, "{fault}: the repair itself is made");
+        assert!(fs::read(&journal).unwrap() == cut, "{fault}");
+        assert_eq!(fs::read(&stale).unwrap(), b"junk", "{fault}: it stays");
+        // Without the fault, the next run removes it and exits 0.
+        let again = run(
+            Command::new(bin())
+                .args(["repair", "--apply", "--format=json"])
+                .arg(&journal),
+            home.path(),
+        );
+        assert_eq!(again.code(), Some(0), "{fault}: {}", again.stderr);
+        let report: schema::Repair = schema::parse(&again.stdout);
+        assert_eq!(
+            report.only().removed_temp_files,
+            [stale.display().to_string()]
+        );
+        assert!(!stale.exists());
+    }
 }

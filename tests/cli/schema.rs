@@ -775,6 +775,24 @@ pub struct Carried {
     pub lines: u64,
 }
 
+/// The symbolic link PATH named, resolved to the outcome's path.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    pub path: String,
+    #[serde(deserialize_with = "present")]
+    pub refused: Option<String>,
+}
+
+/// A stale temporary file that could not be removed (or the directory
+/// that could not be listed), and why.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Leftover {
+    pub path: String,
+    pub error: String,
+}
+
 /// What a writing command did to one file.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -788,9 +806,13 @@ pub struct Outcome<P> {
     #[serde(deserialize_with = "present")]
     pub output: Option<String>,
     pub removed_temp_files: Vec<String>,
+    pub stale_temp_files_left: Vec<Leftover>,
     #[serde(deserialize_with = "present")]
     pub note: Option<String>,
     pub keeps_backup: bool,
+    /// Absent, not null, when PATH named no link.
+    #[serde(default)]
+    pub link: Option<Link>,
     /// Absent, not null, when nothing was carried.
     #[serde(default)]
     pub late_appends_carried: Option<Carried>,

@@ -868,12 +868,14 @@ fn a_file_changed_between_plan_and_publish_is_not_overwritten() {
 }
 
 #[test]
-fn a_symlinked_target_is_refused() {
+fn a_symlinked_target_in_a_directory_anyone_can_write_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let real = dir.path().join("real.jsonl");
+    let dir = fs::canonicalize(dir.path()).unwrap();
+    let real = dir.join("real.jsonl");
     fs::copy(fixture("samples/.work_leases.jsonl"), &real).unwrap();
-    let link = dir.path().join(".work_leases.jsonl");
+    let link = dir.join(".work_leases.jsonl");
     std::os::unix::fs::symlink(&real, &link).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
     for cmd in WRITERS {
         lj().args(cmd)
             .arg("--apply")
@@ -882,8 +884,10 @@ fn a_symlinked_target_is_refused() {
             .code(2)
             .stdout("")
             .stderr(format!(
-                "leasejournal: {}: is a symbolic link; refusing to write through it\n",
-                link.display()
+                "leasejournal: {}: is a symbolic link to {}; refusing to write through it: the directory {} is writable by others (mode 0777, no sticky bit). Nothing was changed; a dry run shows the plan\n",
+                link.display(),
+                real.display(),
+                dir.display()
             ));
     }
     assert_eq!(
@@ -896,6 +900,7 @@ fn a_symlinked_target_is_refused() {
             .file_type()
             .is_symlink()
     );
+    assert_eq!(names(&dir), [".work_leases.jsonl", "real.jsonl"]);
 }
 
 /// A command run as an unprivileged user when the tests run as root (root

@@ -9,13 +9,16 @@ use std::time::{Duration, Instant};
 
 use super::error::{WriteError, io_err, open_err};
 use super::give_to_owner_of;
+use crate::store::error::in_words;
 use crate::store::lock;
 use crate::store::lock::MASTER_LOCK;
 
 /// The master's directory lock, held until dropped.
 #[derive(Debug)]
 pub struct HeldLock {
-    _file: File,
+    file: File,
+    /// The lock file, when this run created it.
+    created: Option<std::path::PathBuf>,
 }
 
 impl HeldLock {
@@ -42,12 +45,18 @@ impl HeldLock {
         // A lock file this tool creates belongs to the directory's owner,
         // as the master's own would: the master, running as that user,
         // must be able to open it.
+        let mut created = None;
         let file = match open(true) {
             Ok(file) => {
-                give_to_owner_of(&file, dir).map_err(io_err(
-                    &path,
-                    "give the master lock to the directory's owner",
-                ))?;
+                created = Some(path.clone());
+                give_to_owner_of(&file, dir)
+                    .map_err(io_err(
+                        &path,
+                        "give the master lock to the directory's owner",
+                    ))
+                    .inspect_err(|_| {
+                        let _ = fs::remove_file(&path);
+                    })?;
                 Ok(file)
             }
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => open(false),
@@ -73,7 +82,8 @@ impl HeldLock {
         let mut on_wait = Some(on_wait);
         loop {
             match file.try_lock() {
-                Ok(()) => return Ok(HeldLock { _file: file }),
+                Ok(()) => return Ok(HeldLock { file, created }),
+                // Held by another: the file is theirs now, whoever made it.
                 Err(fs::TryLockError::WouldBlock) => {
                     if deadline.is_none_or(|d| Instant::now() >= d) {
                         return Err(WriteError::Locked {
@@ -96,5 +106,30 @@ impl HeldLock {
                 }
             }
         }
+    }
+}
+
+impl HeldLock {
+    /// Gives the lock up. When this run created the lock file and is
+    /// `unused` (it changed nothing), the file is removed first, while the
+    /// lock is still held, so that the run leaves nothing it created: only
+    /// while the name is still this file and no other process has it open
+    /// (`/proc`), since a master that has opened it is about to take it.
+    /// What failed, when the removal did, in words that name the file.
+    pub fn release(self, unused: bool) -> Result<(), String> {
+        let Some(path) = self.created.as_ref().filter(|_| unused) else {
+            return Ok(());
+        };
+        let failed = |e: io::Error| format!("{}: {}", path.display(), in_words(&e));
+        let held = self.file.metadata().map_err(failed)?;
+        let named = fs::symlink_metadata(path).map_err(failed)?;
+        let own = i64::from(std::process::id());
+        let others = crate::store::procs::open_descriptions(held.dev(), held.ino())
+            .iter()
+            .any(|d| d.pid != own);
+        if (named.dev(), named.ino()) != (held.dev(), held.ino()) || others {
+            return Ok(());
+        }
+        fs::remove_file(path).map_err(failed)
     }
 }

@@ -52,7 +52,9 @@ pub use backup::{backup, remove_copy};
 pub use error::{Change, ChangeLog, Done, WriteError};
 pub use late::Carried;
 pub use lock::HeldLock;
-pub use replace::{Published, remove_stale_temps, replace_in_place, write_new};
+pub use replace::{
+    Leftover, Published, StaleTemps, remove_stale_temps, replace_in_place, write_new,
+};
 pub use reread::{Publish, Reread, Source, source_error};
 
 use crate::store::path::parent_or_dot;

@@ -7,6 +7,8 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
+
 use super::error::{ChangeLog, Done, WriteError, io_err};
 use super::late::{Carried, settle};
 use super::lease::{NoLease, lease, writers_of};
@@ -28,28 +30,68 @@ pub fn temp_path(target: &Path) -> PathBuf {
     parent_or_dot(target).join(format!("{name}.leasejournal.{}.tmp", std::process::id()))
 }
 
+/// A stale temporary file of this tool that could not be removed, or the
+/// directory that could not be listed to find them, and why in words.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Leftover {
+    /// The file, or the directory that could not be listed.
+    pub path: String,
+    /// What failed ("cannot be removed: permission denied").
+    pub error: String,
+}
+
+/// What the removal of this tool's stale temporary files did.
+#[derive(Debug, Default)]
+pub struct StaleTemps {
+    /// The files removed.
+    pub removed: Vec<PathBuf>,
+    /// What stays, and why.
+    pub left: Vec<Leftover>,
+}
+
 /// Removes this tool's leftover temporary files for `target` (call under
-/// the master lock, when no run of this tool can be writing them).
-pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
+/// the master lock, when no run of this tool can be writing them). A
+/// directory that cannot be listed, a name that cannot be examined and a
+/// file that cannot be removed are said in `left`, never passed over.
+pub fn remove_stale_temps(target: &Path) -> StaleTemps {
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let prefix = format!("{name}.leasejournal.");
     let dir = parent_or_dot(target);
-    let mut removed = Vec::new();
-    for file_name in crate::store::open::dir_names(dir).unwrap_or_default() {
+    let mut stale = StaleTemps::default();
+    let leftover = |path: &Path, what: &str, err: &io::Error| Leftover {
+        path: path.display().to_string(),
+        error: format!("{what}: {}", in_words(err)),
+    };
+    let names = match crate::store::open::dir_names(dir) {
+        Ok(names) => names,
+        Err(err) => {
+            let what = "cannot be listed to find stale temporary files of this tool";
+            stale.left.push(leftover(dir, what, &err));
+            return stale;
+        }
+    };
+    for file_name in names {
         let shown = file_name.to_string_lossy();
+        if !(shown.starts_with(&prefix) && shown.ends_with(".tmp")) {
+            continue;
+        }
         let path = dir.join(&file_name);
-        if shown.starts_with(&prefix)
-            && shown.ends_with(".tmp")
-            && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
-            && fs::remove_file(&path).is_ok()
-        {
-            removed.push(path);
+        let removed = match fs::symlink_metadata(&path) {
+            Ok(meta) if !meta.is_file() => continue,
+            Ok(_) => fs::remove_file(&path).map_err(|e| ("cannot be removed", e)),
+            Err(e) => Err(("cannot be examined", e)),
+        };
+        match removed {
+            Ok(()) => stale.removed.push(path),
+            // Gone meanwhile: nothing stays.
+            Err((_, err)) if err.kind() == io::ErrorKind::NotFound => {}
+            Err((what, err)) => stale.left.push(leftover(&path, what, &err)),
         }
     }
-    removed
+    stale
 }
 
 /// Writes the new file `target` through a temporary file: `produce`
