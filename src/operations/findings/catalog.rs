@@ -273,7 +273,7 @@ catalog! {
         "Check the host clock (NTP)", None;
     ClockRegression "clock-regression", Warning, Protocol,
         "A unix time earlier, by more than the skew, than a record appended before it.",
-        "The wall clock was set back while the master ran: lease ages are unreliable. A run of leases sorted by id that begins while no lease is active is what a compaction writes, each lease with its own time: those leases are not judged, and what follows them must not fall behind any time before them or in them.",
+        "The wall clock was set back while the master ran: lease ages are unreliable. A run of leases sorted by id that begins while no lease is active is what a compaction writes, each lease with its own time: those leases are not judged, and what follows them must not fall behind any time before them or in them. Nor is a lease that repeats exactly (time, worker, payload) the lease a reclaim of its id dropped: work brought back with leasejournal restore keeps the time it was first leased at, and the record after it is judged against the latest time before it.",
         "Does not look at record order.",
         "Check the host clock (NTP)", None;
     ExpiredLease "expired-lease", Info, Protocol,
