@@ -9,7 +9,8 @@
 //! Output is made deterministic: `--now 1754600000` wherever a command
 //! takes it, `COLUMNS=100`, `NO_COLOR=1`, paths relative to the directory
 //! the command runs in, and the temporary directory and the wall-clock
-//! stamps of backups and exports replaced by `$DIR` and `$TIME`.
+//! stamps of backups and exports replaced by `$DIR` and `$TIME`, and the
+//! checkout by `$REPO`.
 //!
 //! `LEASEJOURNAL_BLESS=1 cargo test --test cli golden` rewrites the files
 //! (and removes those no case or test names any more); review the diff.
@@ -238,6 +239,13 @@ fn normalized(text: &[u8], dir: Option<&Path>, stamps: &[String]) -> String {
     }
     for stamp in stamps {
         text = text.replace(stamp.as_str(), "$TIME");
+    }
+    // The checkout, where the cases run (a relative seed path is looked up
+    // from it), is wherever the repository was cloned.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    text = text.replace(&repo.display().to_string(), "$REPO");
+    if let Ok(canonical) = repo.canonicalize() {
+        text = text.replace(&canonical.display().to_string(), "$REPO");
     }
     text
 }
