@@ -271,6 +271,20 @@ pub fn run(
 ) -> anyhow::Result<(Report<Plan>, Exit)> {
     let backup = &request.backup;
     let file = match &request.file {
+        // A backup of one state file never goes back over another: the
+        // deferred journal rolled back to the work journal's backup queues
+        // its work twice.
+        Some(f) if target_of(backup)
+            .is_some_and(|of| of.file_name() != f.file_name()) =>
+        {
+            let of = target_of(backup).unwrap_or_default();
+            anyhow::bail!(
+                "{}: is a backup of {}, not of {}: a rollback puts a file back to its own backup. Nothing was changed",
+                backup.display(),
+                of.file_name().unwrap_or_default().to_string_lossy(),
+                f.display()
+            );
+        }
         Some(f) => f.clone(),
         None => target_of(backup).ok_or_else(|| {
             anyhow::anyhow!(

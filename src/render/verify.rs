@@ -195,7 +195,7 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
         if let Some(lock) = &t.master_lock {
             let pids: Vec<String> = t.master_pids.iter().map(|p| p.to_string()).collect();
             let held = if pids.is_empty() {
-                format!("a master on another host holds {lock}")
+                format!("a master that /proc/locks does not show holds {lock}")
             } else {
                 format!("pid {} holds {lock}", pids.join(", "))
             };
@@ -217,6 +217,10 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
         )),
         Verdict::Incomplete => s.error(&format!(
             "verdict: incomplete, a path could not be checked ({totals})"
+        )),
+        Verdict::Busy if ours_only(r) => s.error(&format!(
+            "verdict: busy, another run of leasejournal is changing these files ({}); check again once it ends ({totals})",
+            busy.join("; ")
         )),
         Verdict::Busy => s.error(&format!(
             "verdict: busy, a master is running ({}); do not resume another, and change nothing until it stops ({totals})",
@@ -255,6 +259,19 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
         }
     }
     Ok(())
+}
+
+/// Whether every lock found held is held by runs of this tool only.
+fn ours_only(r: &VerifyReport) -> bool {
+    let held: Vec<&TargetReport> = r
+        .targets
+        .iter()
+        .filter(|t| t.master_lock.is_some())
+        .collect();
+    !held.is_empty()
+        && held.iter().all(|t| {
+            !t.master_holders.is_empty() && t.master_holders.iter().all(|h| h.leasejournal)
+        })
 }
 
 /// A verdict's word, coloured as its line is.

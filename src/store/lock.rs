@@ -254,6 +254,26 @@ pub fn probe_master_lock(dir: &Path) -> Probe {
     }
 }
 
+/// The initial PID namespace's inode, fixed by the kernel
+/// (`PROC_PID_INIT_INO`).
+const INITIAL_PID_NAMESPACE: &str = "pid:[4026531836]";
+
+/// Whether this process runs in a PID namespace other than the initial
+/// one (a container): `/proc/locks` then leaves out the locks of
+/// processes outside it, so a master there is as invisible as one on
+/// another host. Read from the `/proc/self/ns/pid` link, whose target
+/// names the namespace (`NSpid` in `/proc/self/status` cannot tell: it
+/// counts only the namespaces below the one `/proc` was mounted for).
+pub fn in_nested_pid_namespace() -> bool {
+    let name = match crate::store::failpoint::replaced("pid-namespace") {
+        Some(file) => fs::read_to_string(file).ok(),
+        None => fs::read_link("/proc/self/ns/pid")
+            .ok()
+            .map(|target| target.display().to_string()),
+    };
+    name.is_some_and(|name| name.trim_end() != INITIAL_PID_NAMESPACE)
+}
+
 /// Reads `/proc/locks`; `None` where the system has none.
 pub fn read_proc_locks() -> Option<String> {
     let path = crate::store::failpoint::replaced("proc-locks")

@@ -77,7 +77,7 @@ impl Shared {
 }
 
 const UNSEEN: &str = "on nfs4 at /shared, which other hosts share: a master on another host holding .master-queue.lock does not show in this host's /proc/locks";
-const MUST: &str = "Run verify on the host that runs the master; or pass --remote-master probe where flock reaches other hosts (it takes and drops the lock at once; a master starting in that instant fails to start); or pass --remote-master none once you know no master runs on any other host";
+const MUST: &str = "Run verify on the host that runs the master, outside any container; or pass --remote-master probe where flock reaches other hosts (it takes and drops the lock at once; a master starting in that instant fails to start); or pass --remote-master none once you know no master runs on any other host or outside this container";
 
 /// On NFS a clean directory is incomplete, not go, and says what to do.
 #[test]
@@ -102,9 +102,9 @@ fn a_directory_other_hosts_share_is_no_plain_go() {
     let remote = target.remote_master.as_ref().expect("remote_master");
     assert_eq!(
         (
-            remote.mount.file_system.as_str(),
-            remote.mount.mount_point.as_str(),
-            remote.mount.flock.as_str(),
+            remote.mount.as_ref().unwrap().file_system.as_str(),
+            remote.mount.as_ref().unwrap().mount_point.as_str(),
+            remote.mount.as_ref().unwrap().flock.as_str(),
             remote.mode.as_str(),
             remote.probe.as_ref(),
             remote.ruled_out_by.as_deref()
@@ -160,7 +160,7 @@ fn a_probe_that_cannot_tell_leaves_it_unseen() {
     assert_eq!(exit, 2);
     let remote = report.targets[0].remote_master.clone().unwrap();
     assert_eq!(
-        (remote.probe, remote.mount.flock.as_str()),
+        (remote.probe, remote.mount.as_ref().unwrap().flock.as_str()),
         (None, "this-host-only")
     );
     let finding = report.findings_of("master-unseen").next().unwrap();
@@ -216,9 +216,9 @@ fn a_lock_held_elsewhere_is_busy() {
     assert_eq!(
         stdout,
         format!(
-            "{dir}\n  warning live-master  ×1\n      .master-queue.lock is held, by no process on this host (--remote-master probe): a master on another host is running (nfs4 at /shared)\n\
+            "{dir}\n  warning live-master  ×1\n      .master-queue.lock is held, by no process this host's /proc/locks shows (--remote-master probe): a master on another host (nfs4 at /shared) is running\n\
              checked L1 L2 L4 L5 L6; L3 and L7 cannot be checked from files\n\
-             verdict: busy, a master is running (a master on another host holds {dir}/.master-queue.lock); do not resume another, and change nothing until it stops (0 errors, 1 warning, 0 info)\n"
+             verdict: busy, a master is running (a master that /proc/locks does not show holds {dir}/.master-queue.lock); do not resume another, and change nothing until it stops (0 errors, 1 warning, 0 info)\n"
         )
     );
     let target = &report.targets[0];
@@ -272,4 +272,44 @@ fn writers_need_the_operators_word_where_flock_stays_on_one_host() {
     fs::write(nfs.path().join(".work_leases.jsonl"), torn).unwrap();
     let out = repair(&nfs, &[]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+/// In a PID namespace of its own (a container), /proc/locks leaves out the
+/// locks of processes outside it: a local directory is unseen too, and the
+/// probe (flock is one for the whole kernel) rules a master out or finds it.
+#[test]
+fn a_container_cannot_see_a_master_outside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join(".work_leases.jsonl"), b"").unwrap();
+    fs::write(dir.path().join(".master-queue.lock"), b"").unwrap();
+    // What /proc/self/ns/pid names in a container.
+    let namespace = dir.path().join("pid-namespace");
+    fs::write(&namespace, "pid:[4026532178]").unwrap();
+    let run = |args: &[&str]| {
+        let out = lj()
+            .env(
+                "LEASEJOURNAL_TEST_FILES",
+                format!("pid-namespace={}", namespace.display()),
+            )
+            .args(["verify", "--format=json", "--now", NOW])
+            .args(args)
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let report: Verify = schema::parse(&out.stdout);
+        assert_eq!(Some(report.exit_code), out.status.code());
+        report
+    };
+    let report = run(&[]);
+    assert_eq!(report.verdict, Verdict::Incomplete);
+    let remote = report.targets[0].remote_master.clone().unwrap();
+    assert_eq!((remote.mount, remote.pid_namespace), (None, true));
+    assert_eq!(
+        report.findings_of("master-unseen").next().unwrap().message,
+        "this process runs in a PID namespace of its own (a container): its /proc/locks leaves out a master outside it holding .master-queue.lock"
+    );
+    let report = run(&["--remote-master", "probe"]);
+    assert_eq!(report.verdict, Verdict::Go);
+    let remote = report.targets[0].remote_master.clone().unwrap();
+    assert_eq!(remote.ruled_out_by.as_deref(), Some("probe"));
 }

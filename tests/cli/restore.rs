@@ -495,4 +495,22 @@ fn rollback_of_a_snapshot_migration_and_of_names_that_are_no_backup() {
             "leasejournal: {}: not the name of a backup (FILE.bak.<UTC>); name the file it is a backup of: leasejournal rollback BACKUP FILE. Nothing was changed\n",
             snapshot.display()
         ));
+    // Another state file's backup never goes back over this one.
+    let work_backup = dir.path().join(".work_leases.jsonl.bak.20250807T070140Z");
+    let deferred = dir.path().join(".dispatch_protocol_deferred.jsonl");
+    fs::write(&work_backup, b"").unwrap();
+    fs::write(&deferred, b"").unwrap();
+    let before = crate::support::names(dir.path());
+    lj().args(["rollback", "--apply"])
+        .arg(&work_backup)
+        .arg(&deferred)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(format!(
+            "leasejournal: {}: is a backup of .work_leases.jsonl, not of {}: a rollback puts a file back to its own backup. Nothing was changed\n",
+            work_backup.display(),
+            deferred.display()
+        ));
+    assert_eq!(crate::support::names(dir.path()), before);
 }

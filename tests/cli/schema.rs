@@ -611,7 +611,9 @@ pub struct Target {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RemoteMaster {
-    pub mount: SharedMount,
+    #[serde(deserialize_with = "present")]
+    pub mount: Option<SharedMount>,
+    pub pid_namespace: bool,
     pub mode: String,
     #[serde(deserialize_with = "present")]
     pub probe: Option<Probe>,

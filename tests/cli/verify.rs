@@ -565,9 +565,16 @@ fn a_held_lock_is_a_live_master() {
         ],
     );
     assert_eq!((exit, report.verdict), (3, Verdict::Busy));
-    // The writing commands refuse a running master's directory: no next.
+    // The writing commands refuse a running master's directory: next
+    // holds only the other paths' commands.
     assert_eq!(report.count("torn-tail"), 1);
-    assert_eq!(report.next, Vec::<String>::new());
+    assert_eq!(
+        report.next,
+        [format!(
+            "leasejournal repair --apply {}",
+            fixture("verify/torn-tail/journal.jsonl").display()
+        )]
+    );
     // A journal inside the directory is as busy as the directory.
     let (exit, _) = verify_json(
         &["--ttl", LONG_TTL],

@@ -337,10 +337,10 @@ catalog! {
         "A second master refuses to start.",
         "Stop the master, or check again later", None;
     MasterUnseen "master-unseen", Error, Directory,
-        "The state directory is on a file system other hosts share (NFS, Lustre, GPFS, CephFS, BeeGFS, …), and this host cannot see whether a master on another host holds .master-queue.lock.",
-        "/proc/locks lists only this host's locks: a master running on a compute node is invisible from a login node, and resuming a second master on the same directory makes two masters hand out the same work. Where flock on the mount stays on each host (Lustre localflock, NFS local_lock=flock), not even the master's own lock keeps the second one out. The verdict is incomplete (exit 2), not go.",
+        "The state directory is on a file system other hosts share (NFS, Lustre, GPFS, CephFS, BeeGFS, …), or this process runs in a PID namespace of its own (a container), and /proc/locks cannot show whether a master on another host, or outside the namespace, holds .master-queue.lock.",
+        "/proc/locks lists only this host's locks, and in a container only the locks of its own processes: a master running on a compute node is invisible from a login node, one on the host invisible from a container, and resuming a second master on the same directory makes two masters hand out the same work. Where flock on the mount stays on each host (Lustre localflock, NFS local_lock=flock), not even the master's own lock keeps the second one out. The verdict is incomplete (exit 2), not go.",
         "Takes flock(LOCK_EX|LOCK_NB) on .master-queue.lock at start; whether that excludes a master on another host depends on the mount.",
-        "Run verify on the host that runs the master; or pass --remote-master probe where flock reaches other hosts (it takes and drops the lock at once; a master starting in that instant fails to start); or pass --remote-master none once you know no master runs on any other host", None;
+        "Run verify on the host that runs the master, outside any container; or pass --remote-master probe where flock reaches other hosts (it takes and drops the lock at once; a master starting in that instant fails to start); or pass --remote-master none once you know no master runs on any other host or outside this container", None;
     LeasejournalBackups "leasejournal-backups", Info, Directory,
         "Backups (FILE.bak.<UTC>) and discard exports (FILE.discarded.<UTC>.jsonl) that leasejournal left next to the state files.",
         "Upstream never reads them; they only take space. They are the way back from a change, and an export holds discarded work.",

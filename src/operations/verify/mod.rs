@@ -46,18 +46,24 @@ pub fn verify(
         verify_target(path, kind, settings, &proc_locks, progress)
     });
     let mut all = Findings::default();
+    // The findings of the paths no master is running in: the ones the
+    // writers (and the operator) can act on now.
+    let mut idle = Findings::default();
     let mut targets = Vec::new();
     let mut remedies = Vec::new();
     let mut errors = Vec::new();
     for (path, checked) in paths.iter().zip(checked) {
         match checked {
             Ok(mut checked) => {
-                remedies.push(
-                    checked
-                        .remedies
-                        .apply(&mut checked.findings, settings.strict),
-                );
+                let fixes = checked
+                    .remedies
+                    .apply(&mut checked.findings, settings.strict);
                 let busy = !checked.master_holders.is_empty() || checked.held_elsewhere;
+                // The writers refuse a running master's directory.
+                if !busy {
+                    remedies.push(fixes);
+                    idle.extend(checked.findings.clone());
+                }
                 targets.push(TargetReport {
                     path: path.display().to_string(),
                     kind: checked.kind,
@@ -85,7 +91,7 @@ pub fn verify(
     }
     let verdict = Verdict::overall(targets.iter().map(|t| t.verdict), !errors.is_empty());
     let exit = verdict.exit();
-    let must_do = must_do(&all, verdict, settings.strict);
+    let must_do = must_do(&idle, settings.strict);
     let not_listed = all
         .by_severity
         .iter()
@@ -103,11 +109,7 @@ pub fn verify(
             .collect(),
         not_listed,
         // The writing commands refuse a running master's directory.
-        next: if verdict == Verdict::Busy {
-            Vec::new()
-        } else {
-            next_steps(&remedies)
-        },
+        next: next_steps(&remedies),
         must_do,
         counts: all.counts,
         severities: all.by_severity,
@@ -180,6 +182,13 @@ fn look_elsewhere(mut checked: Checked, shown: &str, settings: &Settings) -> Che
     if checked.master_holders.is_empty() {
         let found = remote::check(&checked.dir, shown, settings);
         checked.findings.extend(found.findings);
+        // The writers refuse such a mount without the operator's word.
+        checked.remedies.remote_none = found.report.as_ref().is_some_and(|r| {
+            r.ruled_out_by == Some("operator")
+                && r.mount
+                    .as_ref()
+                    .is_some_and(|m| m.flock != crate::store::mount::FlockReach::AcrossHosts)
+        });
         checked.remote = found.report;
         checked.held_elsewhere = found.held_elsewhere;
     }
@@ -228,6 +237,7 @@ fn verify_target(
                 remedies: RemedyTargets {
                     repair: (!stdin).then_some(shown),
                     snapshot,
+                    remote_none: false,
                 },
                 master_holders: holders,
                 dir: dir.to_path_buf(),
@@ -275,6 +285,7 @@ fn verify_target(
                     remedies: RemedyTargets {
                         repair: Some(shown.clone()),
                         snapshot,
+                        remote_none: false,
                     },
                     master_holders: dir.master_lock.processes,
                     dir: dir.path,

@@ -92,21 +92,28 @@ pub struct RemedyTargets {
     pub repair: Option<String>,
     /// The snapshot `migrate` takes, if the checked path holds one.
     pub snapshot: Option<String>,
+    /// Whether the commands need `--remote-master none`: the directory is
+    /// on a shared mount whose flock may not reach other hosts, and the
+    /// operator said no master runs on one.
+    pub remote_none: bool,
 }
 
 impl RemedyTargets {
     /// The command line of a remedy.
     pub fn command(&self, remedy: Remedy) -> Option<String> {
-        match remedy {
-            Remedy::Repair => self
-                .repair
-                .as_deref()
-                .map(|p| format!("leasejournal repair --apply {}", shell_quote(p))),
-            Remedy::MigrateSnapshot => self
-                .snapshot
-                .as_deref()
-                .map(|p| format!("leasejournal migrate --apply {}", shell_quote(p))),
-        }
+        let (verb, path) = match remedy {
+            Remedy::Repair => ("repair", self.repair.as_deref()?),
+            Remedy::MigrateSnapshot => ("migrate", self.snapshot.as_deref()?),
+        };
+        let remote = if self.remote_none {
+            " --remote-master none"
+        } else {
+            ""
+        };
+        Some(format!(
+            "leasejournal {verb} --apply{remote} {}",
+            shell_quote(path)
+        ))
     }
 
     /// Fills in each finding's `fix` (or, where no command fixes one that
@@ -148,9 +155,23 @@ fn stays(code: Code) -> Verdict {
 fn must_do_text(code: Code) -> String {
     format!(
         "{}; no command fixes this, and the verdict stays {} until it is done",
-        code.info().fix,
+        what_to_do(code),
         stays(code).as_str()
     )
+}
+
+/// The catalog's fix, and for a warning (which keeps the verdict from go
+/// only under `--strict`) the way to judge without it once it is known.
+fn what_to_do(code: Code) -> String {
+    let fix = code.info().fix;
+    if code.severity() == Severity::Warning {
+        format!(
+            "{fix}; under --strict, once you have looked and accept it, leave it out with --ignore {}",
+            code.as_str()
+        )
+    } else {
+        fix.to_string()
+    }
 }
 
 /// A finding no command fixes, that keeps the verdict from go, by code
@@ -168,13 +189,10 @@ pub struct MustDo {
     pub verdict_until_done: Verdict,
 }
 
-/// Every code of `findings` (exact counts, not only the examples) that no
-/// command fixes and that keeps the verdict from go, in catalog order.
-/// Empty while a master is running: stop it first.
-pub fn must_do(findings: &Findings, verdict: Verdict, strict: bool) -> Vec<MustDo> {
-    if verdict == Verdict::Busy {
-        return Vec::new();
-    }
+/// Every code of `findings` (exact counts, not only the examples; the
+/// paths no master is running in) that no command fixes and that keeps the
+/// verdict from go, in catalog order.
+pub fn must_do(findings: &Findings, strict: bool) -> Vec<MustDo> {
     Code::ALL
         .iter()
         .filter(|code| code.remedy().is_none() && blocks(code.severity(), strict))
@@ -183,7 +201,7 @@ pub fn must_do(findings: &Findings, verdict: Verdict, strict: bool) -> Vec<MustD
             Some(MustDo {
                 code,
                 count,
-                must_do: code.info().fix.to_string(),
+                must_do: what_to_do(code),
                 verdict_until_done: stays(code),
             })
         })
@@ -288,11 +306,11 @@ pub struct VerifyReport {
     /// Findings per severity below --min-severity, left out of `findings`.
     pub not_listed: BTreeMap<Severity, u64>,
     /// The commands that fix what was found, in the order to run them;
-    /// then run verify again. Empty while a master is running (busy): the
-    /// writing commands refuse its directory.
+    /// then run verify again. The paths a master is running in (busy) are
+    /// left out: the writing commands refuse them.
     pub next: Vec<String>,
     /// What no command fixes and keeps the verdict from go, by code: what
-    /// the operator must do first. Empty while a master is running.
+    /// the operator must do first (the paths no master is running in).
     pub must_do: Vec<MustDo>,
     /// Exact counts per code over all targets.
     pub counts: BTreeMap<Code, u64>,
