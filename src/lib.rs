@@ -43,13 +43,20 @@
 //!   replay state as counts and a digest).
 //! - `engine::snapshot`: `.state_tasks.json` and upstream's restore rules;
 //!   `engine::snapshot::sniff` (its name and first line).
+//! - `engine::ledger`: the digest ledger `.state_shards/processed.NNN.log`
+//!   as upstream's `load_recent` reads it: `engine::ledger::line` (lines
+//!   after ASCII deletion and universal newlines, each judged, and the
+//!   tail), `engine::ledger::set` (distinct digests in ~38 bytes each),
+//!   `engine::ledger::scan` (a ledger read file by file at a shard count)
+//!   and `engine::ledger::sniff` (its names).
 //!
 //! **Store** — the only code that touches a state directory's files.
 //! - `store`: the layer; `store::path` (a file's directory, paths quoted
 //!   for a shell, the file a backup or an export is named after), `store::error` (`InputError`, I/O errors in words),
 //!   `store::open` (inputs opened without ever blocking), `store::format`
 //!   (the formats a state directory holds, by name and first bytes),
-//!   `store::statedir` (a state directory examined), `store::lock` (the
+//!   `store::statedir` (a state directory examined), `store::ledger` (the
+//!   digest ledger's directory and its names), `store::lock` (the
 //!   master's lock as `/proc/locks` shows it, and the opt-in probe),
 //!   `store::mount` (a file system other hosts share, and how far `flock`
 //!   on it reaches), `store::procs` (the
@@ -90,7 +97,8 @@
 //!   of one JSON object per line; `operations::workers`: `inspect
 //!   --workers`, one row per worker rank; `operations::timeline`:
 //!   `inspect --timeline`, completions per time bucket.
-//! - What the commands share: `operations::findings` (what verify finds:
+//! - What the commands share: `operations::ledger` (the digest ledger read
+//!   at a shard count, as a report), `operations::findings` (what verify finds:
 //!   `operations::findings::catalog`, the codes and the findings;
 //!   `operations::findings::journal`, the checks of a journal and of
 //!   resume's forecast; `operations::findings::state`, of a snapshot and a
@@ -101,7 +109,8 @@
 //!
 //! **Face** — draws reports and parses the command line.
 //! - `render`: tables, colour and JSON, report in, bytes out:
-//!   `render::table` (the table style), `render::inspect`, `render::verify`,
+//!   `render::table` (the table style), `render::inspect`, `render::ledger`
+//!   (the digest ledger), `render::verify`,
 //!   `render::write` (the writing commands), `render::restore` (restore
 //!   and rollback), `render::diff`,
 //!   `render::workers`, `render::timeline`, `render::records` (the NDJSON
@@ -110,6 +119,8 @@
 //!   and emits (`cli::inspect`, `cli::verify`, `cli::explain`,
 //!   `cli::repair`, `cli::recover`, `cli::migrate`, `cli::compact`,
 //!   `cli::restore`, `cli::rollback`, `cli::diff`, `cli::completions`);
+//!   `cli::ledger` (the ledger's options: `--state-shards`, `--digest`,
+//!   `--digest-of`);
 //!   `cli::check` (verify's settings: `--now`, `--ttl`, `--min-severity`,
 //!   `--remote-master`, …); `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing

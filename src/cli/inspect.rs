@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::forensics;
+use super::ledger::LedgerArgs;
 use super::output::{
     Bars, Format, KindArg, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now,
     parse_worker, system_now,
@@ -33,6 +34,8 @@ use crate::render;
 /// lines upstream ignores and why, the active and completed state upstream's
 /// loader reaches, and a table of active leases. For a snapshot: the clock
 /// domain, tasks, totals, state leases and what upstream's restore changes.
+/// For the digest ledger (.state_shards/ or a processed.NNN.log): files,
+/// digests loaded and unread at the shard count, ignored lines, tails.
 #[derive(Clone, Debug, Args)]
 pub struct InspectArgs {
     /// Journals, snapshots and state directories; - reads standard input.
@@ -77,6 +80,8 @@ pub struct InspectArgs {
     pub now: Option<f64>,
 
     #[command(flatten)]
+    pub ledger: LedgerArgs,
+    #[command(flatten)]
     pub forensics: forensics::ForensicsArgs,
 
     #[command(flatten)]
@@ -102,13 +107,12 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         id_prefix: args.id.clone(),
         history: args.history.clone(),
         list_completed: args.output.format == Format::Json,
+        ledger: args.ledger.options()?,
     };
     let bars = Bars::for_paths(&args.progress, args.output.format, args.paths.len());
     let kind = args.kind.map(KindArg::kind);
     let (report, errors) = inspect::inspect(&args.paths, kind, &options, now, &bars)?;
-    for error in &errors {
-        super::tell(format_args!("{error}"));
-    }
+    errors.iter().for_each(|e| super::tell(format_args!("{e}")));
     args.output.emit(out, &report, |out, styles| {
         render::inspect_report(out, &report, now, limit, styles)
     })?;

@@ -4,4 +4,5 @@
 
 pub mod journal;
 pub mod json;
+pub mod ledger;
 pub mod snapshot;

@@ -16,11 +16,13 @@ use crate::engine::journal::{
 };
 use crate::engine::json::{self, PyInt};
 use crate::engine::snapshot::{self, RestoreChanges, TaskLease};
+use crate::operations::ledger::{self, LedgerOptions, LedgerReport};
 use crate::operations::schema;
 use crate::store::error::InputError;
 use crate::store::error::in_words;
 use crate::store::format;
 use crate::store::format::Kind;
+use crate::store::ledger as ledger_dir;
 use crate::store::lock::LockState;
 use crate::store::lock::ProcLocks;
 use crate::store::open;
@@ -42,6 +44,8 @@ pub struct JournalOptions {
     /// List the completed ids (the JSON report does; the table only counts
     /// them, which saves a sorted copy of a possibly huge set).
     pub list_completed: bool,
+    /// How the digest ledger is read, and what is asked of it.
+    pub ledger: LedgerOptions,
 }
 
 /// One active lease, as shown.
@@ -210,6 +214,21 @@ pub struct DirectoryReport {
     pub stale_temp_files: Vec<TempFile>,
     /// The master lock, read from `/proc/locks`.
     pub master_lock: LockState,
+    /// The digest ledger, `.state_shards/`; `null` when there is none.
+    pub ledger: Option<Box<LedgerReport>>,
+}
+
+/// `inspect` of a ledger directory or a single ledger file.
+#[derive(Clone, Debug, Serialize)]
+pub struct LedgerInspection {
+    /// Contract version.
+    pub schema_version: u32,
+    /// Always `"ledger"`.
+    pub kind: &'static str,
+    /// The path as given.
+    pub path: String,
+    /// The ledger.
+    pub ledger: LedgerReport,
 }
 
 /// Collects `--history` while the journal streams by.
@@ -275,6 +294,8 @@ pub enum PathReport {
     File(FileReport),
     /// A state directory and each of its files.
     Directory(DirectoryReport),
+    /// A digest ledger (`.state_shards/`, or one `processed.NNN.log`).
+    Ledger(Box<LedgerInspection>),
 }
 
 /// What `inspect` of several paths reports: each path's inspection, in
@@ -370,6 +391,21 @@ fn path_report(
     progress: &dyn Progress,
     proc_locks: &ProcLocks,
 ) -> Result<PathReport, InputError> {
+    if kind.is_none() {
+        let found = if ledger_dir::is_ledger_dir(path) {
+            Some(ledger_dir::examine(path)?)
+        } else {
+            ledger_dir::single(path)?
+        };
+        if let Some(dir) = found {
+            return Ok(PathReport::Ledger(Box::new(LedgerInspection {
+                schema_version: schema::INSPECT,
+                kind: "ledger",
+                path: path.display().to_string(),
+                ledger: ledger::read(&dir, &options.ledger)?,
+            })));
+        }
+    }
     match resolve::resolve(path, kind, Purpose::Read(proc_locks))? {
         Target::File {
             path,
@@ -390,6 +426,11 @@ fn path_report(
                 path: path.display().to_string(),
                 files,
                 missing,
+                ledger: dir
+                    .ledger
+                    .as_ref()
+                    .map(|l| ledger::read(l, &options.ledger).map(Box::new))
+                    .transpose()?,
                 stale_temp_files: dir.temp_files,
                 master_lock: dir.master_lock,
             }))

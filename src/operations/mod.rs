@@ -8,6 +8,7 @@ pub mod exit;
 pub mod explain;
 pub mod findings;
 pub mod inspect;
+pub mod ledger;
 pub mod migrate;
 pub mod numbers;
 pub mod records;

@@ -418,6 +418,7 @@ pub fn path_report(
         PathReport::File(FileReport::Journal(j)) => journal(out, j, now, limit, s),
         PathReport::File(FileReport::Snapshot(snap)) => snapshot(out, snap, s),
         PathReport::Directory(d) => directory(out, d, now, limit, s),
+        PathReport::Ledger(l) => super::ledger::inspection(out, l, s),
     }
 }
 
@@ -484,6 +485,10 @@ pub fn directory(
             FileReport::Journal(j) => journal(out, j, now, limit, s)?,
             FileReport::Snapshot(sn) => snapshot(out, sn, s)?,
         }
+    }
+    if let Some(ledger) = &r.ledger {
+        writeln!(out)?;
+        super::ledger::ledger(out, ledger, s)?;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 mod diff;
 mod inspect;
+mod ledger;
 mod records;
 mod restore;
 mod table;

@@ -1,7 +1,8 @@
 //! The formats a state directory holds, as the file tier tells them apart:
 //! each format says which file names and first bytes are its own
 //! (`engine::journal`'s and `engine::snapshot`'s `sniff`), and this is the
-//! one place that asks them, in order.
+//! one place that asks them, in order. The digest ledger (`engine::ledger`)
+//! is a directory of its own, `LEDGER_DIR`, read through `store::ledger`.
 
 use std::path::Path;
 
@@ -12,6 +13,12 @@ use crate::engine::{journal, snapshot};
 
 pub use crate::engine::journal::{DEFERRED, WORK_LEASES};
 pub use crate::engine::snapshot::STATE_TASKS;
+
+/// The digest ledger's directory in a state directory; its files' names
+/// are `engine::ledger::sniff`'s. It is not one of [`STATE_FILES`]: a
+/// directory holding only a ledger is not a state directory, and the
+/// journal commands never take it for a journal or a snapshot.
+pub use crate::engine::ledger::DIR as LEDGER_DIR;
 
 /// Upstream's state files, in the order messages list them (the main
 /// journal first); a new format's state files go here too.

@@ -39,6 +39,7 @@ pub mod durable;
 pub mod error;
 pub mod failpoint;
 pub mod format;
+pub mod ledger;
 pub mod link;
 pub mod lock;
 pub mod mount;

@@ -1,6 +1,9 @@
 //! A SymCC state directory (`<output>/<name>/`): which of upstream's files
 //! are there, which temporary files and backups are beside them, and
-//! whether a master holds `.master-queue.lock` (`store::lock`).
+//! whether a master holds `.master-queue.lock` (`store::lock`), and the
+//! digest ledger's directory `.state_shards/` when there is one
+//! (`store::ledger`). The ledger does not make a directory a state
+//! directory: the journals and the snapshot do, as before.
 
 use std::fs;
 use std::io;
@@ -10,6 +13,7 @@ use serde::Serialize;
 
 use crate::store::error::{InputError, in_words};
 use crate::store::format::{self, Kind};
+use crate::store::ledger::{self, LedgerDir};
 use crate::store::lock::{self, LockState};
 use crate::store::open::dir_names;
 
@@ -42,6 +46,8 @@ pub struct StateDir {
     pub backups: Vec<TempFile>,
     /// The master lock.
     pub master_lock: LockState,
+    /// The digest ledger's directory, when there is one.
+    pub ledger: Option<LedgerDir>,
 }
 
 /// Looks at a state directory without writing, creating or locking anything.
@@ -101,8 +107,21 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
         }
     }
 
+    let ledger_dir = dir.join(format::LEDGER_DIR);
+    let ledger = match fs::metadata(&ledger_dir) {
+        Ok(meta) if meta.is_dir() => Some(ledger::examine(&ledger_dir)?),
+        Ok(_) => None,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+        Err(err) => {
+            return Err(InputError::new(
+                &ledger_dir,
+                format!("cannot be examined: {}", in_words(&err)),
+            ));
+        }
+    };
     let master_lock = lock::master_lock(dir, proc_locks);
     Ok(StateDir {
+        ledger,
         path: dir.to_path_buf(),
         files,
         temp_files,

@@ -243,9 +243,10 @@ fn data_flows_from_the_engine_through_the_operations_to_the_face() {
 /// The modules of `operations` that are not commands: what the commands
 /// share (report types, findings and their checks, exit statuses,
 /// contract versions, numbers).
-const SHARED_OPERATIONS: [&str; 5] = [
+const SHARED_OPERATIONS: [&str; 6] = [
     "operations::exit",
     "operations::findings",
+    "operations::ledger",
     "operations::numbers",
     "operations::report",
     "operations::schema",
@@ -354,6 +355,7 @@ fn each_command_file_only_parses_runs_one_operation_and_emits() {
     let shared = [
         "check.rs",
         "forensics.rs",
+        "ledger.rs",
         "mod.rs",
         "man.rs",
         "output.rs",

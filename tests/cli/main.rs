@@ -10,6 +10,7 @@ mod golden;
 mod inspect;
 mod jsontestsuite;
 mod layout;
+mod ledger;
 mod links;
 mod man;
 mod powerloss;

@@ -128,6 +128,7 @@ pub enum Inspect {
     Journal(Box<InspectJournal>),
     Snapshot(Box<InspectSnapshot>),
     Directory(Box<InspectDirectory>),
+    Ledger(Box<LedgerInspection>),
     Inspections(Box<InspectMany>),
 }
 
@@ -540,6 +541,115 @@ pub struct InspectDirectory {
     pub missing: Vec<String>,
     pub stale_temp_files: Vec<TempFile>,
     pub master_lock: MasterLock,
+    pub ledger: Option<Ledger>,
+}
+
+/// `inspect` of `.state_shards/` or one `processed.NNN.log` (the `kind`
+/// member, `ledger`, is the enum's tag where it is parsed as `Inspect`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerInspection {
+    pub schema_version: u32,
+    #[serde(default)]
+    pub kind: Option<String>,
+    pub path: String,
+    pub ledger: Ledger,
+}
+
+/// The digest ledger read at a shard count.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ledger {
+    pub path: String,
+    pub shard_count: u32,
+    /// `option` (`--state-shards`) or `files`.
+    pub shard_count_from: String,
+    pub digests: u64,
+    pub unread: u64,
+    pub distinct: u64,
+    pub lines: u64,
+    pub valid: u64,
+    pub duplicates: u64,
+    pub misplaced: u64,
+    pub over_limit: u64,
+    pub ignored: LedgerReasons,
+    pub indices: Vec<u32>,
+    pub fitting_counts: Option<Vec<u32>>,
+    pub files: Vec<LedgerFile>,
+    pub queries: Vec<LedgerQuery>,
+}
+
+/// Ignored ledger lines by reason.
+#[derive(Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerReasons {
+    pub blank: u64,
+    pub uppercase: u64,
+    pub wrong_length: u64,
+    pub non_hex: u64,
+    pub nul: u64,
+    pub other: u64,
+}
+
+/// One name in `.state_shards/`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerFile {
+    pub name: String,
+    pub index: Option<u32>,
+    /// `file`, `dir` or `other`.
+    pub kind: String,
+    pub read: bool,
+    pub bytes: Option<u64>,
+    pub scan: Option<LedgerFileScan>,
+}
+
+/// What one shard file holds.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerFileScan {
+    pub index: u32,
+    pub read: bool,
+    pub bytes: u64,
+    pub lines: u64,
+    pub valid: u64,
+    pub new: u64,
+    pub duplicates: u64,
+    pub misplaced: u64,
+    pub ignored: LedgerReasons,
+    pub tail: LedgerTail,
+}
+
+/// How a shard file ends.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerTail {
+    /// `clean`, `missing_newline`, `torn` or `nul`.
+    pub kind: String,
+    pub offset: u64,
+    pub bytes: u64,
+}
+
+/// The answer for one `--digest` / `--digest-of`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerQuery {
+    pub digest: String,
+    pub source: Option<String>,
+    pub loaded: bool,
+    pub may_be_dropped: bool,
+    pub sites: Vec<LedgerSite>,
+}
+
+/// A line holding a digest asked about.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerSite {
+    pub file: String,
+    pub index: u32,
+    pub line: u64,
+    pub offset: u64,
+    pub read: bool,
 }
 
 // ---- verify and explain ---------------------------------------------------
