@@ -138,3 +138,99 @@ fn every_upstream_ledger_case_agrees() {
         assert_eq!(l.unread, unread.len() as u64, "{name}: unread");
     }
 }
+
+/// The queries: a digest loaded, one in no file, the content of a file;
+/// the human report compared whole, the JSON through its struct.
+#[test]
+fn a_digest_is_found_where_it_is_and_said_missing_where_it_is_not() {
+    let case = fixture("multimaster/l003/.state_shards");
+    let first = fs::read_to_string(case.join("processed.000.log")).unwrap();
+    let present = first.lines().next().unwrap().trim().to_string();
+    let absent = "0".repeat(64);
+    let seed = tempfile::NamedTempFile::new().unwrap();
+    fs::write(seed.path(), b"an input the rescan would see\n").unwrap();
+    let out = lj()
+        .current_dir(fixture("multimaster/l003"))
+        .args([
+            "inspect",
+            "--color=never",
+            "--digest",
+            &present,
+            "--digest",
+            &absent,
+        ])
+        .arg(".state_shards")
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap();
+    let ran = crate::golden::Ran {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    crate::golden::assert_golden(
+        "test.ledger.digest-queries",
+        &ran.render("$ leasejournal inspect --digest PRESENT --digest 000… .state_shards"),
+    );
+    let report: LedgerInspection = json_ok(
+        lj().args([
+            "inspect",
+            "--format=json",
+            "--digest",
+            &present,
+            "--digest",
+            &absent,
+        ])
+        .arg("--digest-of")
+        .arg(seed.path())
+        .arg(&case),
+    );
+    // Each answer: loaded, and where (file, line, offset).
+    type Answer = (bool, Vec<(String, u64, u64)>);
+    let answers: Vec<Answer> = report
+        .ledger
+        .queries
+        .iter()
+        .map(|q| {
+            (
+                q.loaded,
+                q.sites
+                    .iter()
+                    .map(|s| (s.file.clone(), s.line, s.offset))
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            (true, vec![("processed.000.log".to_string(), 1, 0)]),
+            (false, vec![]),
+            (false, vec![]),
+        ]
+    );
+    let of_file = &report.ledger.queries[2];
+    assert_eq!(
+        of_file.digest,
+        sha256_hex(b"an input the rescan would see\n")
+    );
+    assert_eq!(
+        of_file.source.as_deref(),
+        Some(&*seed.path().display().to_string())
+    );
+    // Not a digest: a usage error naming what is allowed, nothing read.
+    lj().args(["inspect", "--digest", "nothex"])
+        .arg(&case)
+        .assert()
+        .code(2)
+        .stdout("");
+}
+
+/// SHA-256 in lowercase hex, as the ledger holds it.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
