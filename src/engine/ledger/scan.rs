@@ -125,6 +125,8 @@ pub struct Fit {
 impl Fit {
     fn add(&mut self, index: u32, digest: &Digest) {
         match u64::from(digest.prefix()).checked_sub(u64::from(index)) {
+            // A multiple of the gcd so far leaves it as it is.
+            Some(diff) if self.gcd != 0 && diff % self.gcd == 0 => {}
             Some(diff) => self.gcd = gcd(self.gcd, diff),
             None => self.none = true,
         }
