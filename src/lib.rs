@@ -46,7 +46,7 @@
 //! - `engine::ledger`: the digest ledger `.state_shards/processed.NNN.log`
 //!   as upstream's `load_recent` reads it: `engine::ledger::line` (lines
 //!   after ASCII deletion and universal newlines, each judged, and the
-//!   tail), `engine::ledger::set` (distinct digests in ~38 bytes each),
+//!   tail), `engine::ledger::set` (distinct digests in ~37 bytes each, one open-addressed table),
 //!   `engine::ledger::scan` (a ledger read file by file at a shard count)
 //!   and `engine::ledger::sniff` (its names).
 //!
