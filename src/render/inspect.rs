@@ -76,17 +76,7 @@ pub fn journal(
         .iter()
         .map(|(reason, n)| format!("{} {}", count(*n), reason_name(*reason)))
         .collect();
-    let total: u64 = sum.ignored.values().sum();
-    if ignored.is_empty() {
-        writeln!(out, "  ignored     {}", s.ok("none"))?;
-    } else {
-        writeln!(
-            out,
-            "  ignored     {}: {}",
-            plural(total, "line", "lines"),
-            s.warn(&ignored.join(", "))
-        )?;
-    }
+    super::ignored_line(out, sum.ignored.values().sum(), &ignored, s)?;
     if sum.invalid_utf8_bytes > 0 {
         writeln!(
             out,

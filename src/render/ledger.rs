@@ -101,16 +101,7 @@ fn body(out: &mut dyn Write, r: &LedgerReport, s: &Styles) -> io::Result<()> {
             )
         })
         .collect();
-    if ignored.is_empty() {
-        writeln!(out, "  ignored     {}", s.ok("none"))?;
-    } else {
-        writeln!(
-            out,
-            "  ignored     {}: {}",
-            plural(r.ignored.total(), "line", "lines"),
-            s.warn(&ignored.join(", "))
-        )?;
-    }
+    super::ignored_line(out, r.ignored.total(), &ignored, s)?;
     if !r.files.is_empty() {
         files_table(out, &r.files, s)?;
     }

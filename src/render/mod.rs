@@ -113,6 +113,21 @@ impl Styles {
     }
 }
 
+/// The `ignored` line of a summary: `none`, or how many lines upstream
+/// ignores (`total`) and how many for each reason (`reasons`, in words).
+fn ignored_line(out: &mut dyn Write, total: u64, reasons: &[String], s: &Styles) -> io::Result<()> {
+    if reasons.is_empty() {
+        writeln!(out, "  ignored     {}", s.ok("none"))
+    } else {
+        writeln!(
+            out,
+            "  ignored     {}: {}",
+            plural(total, "line", "lines"),
+            s.warn(&reasons.join(", "))
+        )
+    }
+}
+
 /// Writes a value as pretty JSON followed by a newline.
 pub fn json<T: Serialize + ?Sized>(out: &mut dyn Write, value: &T) -> io::Result<()> {
     // io::Error::from keeps an I/O error's kind (a closed pipe stays

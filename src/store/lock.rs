@@ -264,14 +264,18 @@ const INITIAL_PID_NAMESPACE: &str = "pid:[4026531836]";
 /// another host. Read from the `/proc/self/ns/pid` link, whose target
 /// names the namespace (`NSpid` in `/proc/self/status` cannot tell: it
 /// counts only the namespaces below the one `/proc` was mounted for).
+/// Read once a run.
 pub fn in_nested_pid_namespace() -> bool {
-    let name = match crate::store::failpoint::replaced("pid-namespace") {
-        Some(file) => fs::read_to_string(file).ok(),
-        None => fs::read_link("/proc/self/ns/pid")
-            .ok()
-            .map(|target| target.display().to_string()),
-    };
-    name.is_some_and(|name| name.trim_end() != INITIAL_PID_NAMESPACE)
+    static NESTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *NESTED.get_or_init(|| {
+        let name = match crate::store::failpoint::replaced("pid-namespace") {
+            Some(file) => fs::read_to_string(file).ok(),
+            None => fs::read_link("/proc/self/ns/pid")
+                .ok()
+                .map(|target| target.display().to_string()),
+        };
+        name.is_some_and(|name| name.trim_end() != INITIAL_PID_NAMESPACE)
+    })
 }
 
 /// Reads `/proc/locks`; `None` where the system has none.

@@ -49,10 +49,14 @@ impl SharedMount {
 }
 
 /// The shared mount `dir` is on, if it is on one. `None` for a local file
-/// system, and where the mount table cannot be read.
+/// system, and where the mount table cannot be read. The table is read
+/// once a run, however many directories are checked.
 pub fn shared_mount(dir: &Path) -> Option<SharedMount> {
+    static TABLE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     let dev = fs::metadata(dir).ok()?.dev();
-    let table = fs::read_to_string(mount_table()).ok()?;
+    let table = TABLE
+        .get_or_init(|| fs::read_to_string(mount_table()).ok())
+        .as_deref()?;
     let major = libc::major(dev) as u64;
     let minor = libc::minor(dev) as u64;
     // The last mount of the device is the one on top.

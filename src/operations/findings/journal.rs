@@ -180,11 +180,11 @@ impl ClockOrder {
         match event.effect {
             Some(Effect::Activated | Effect::Reactivated) => {
                 self.active += 1;
-                id.map(|id| self.reclaimed.remove(&id));
+                self.forget(id);
             }
             Some(Effect::Completed { .. }) => {
                 self.active = self.active.saturating_sub(1);
-                id.map(|id| self.reclaimed.remove(&id));
+                self.forget(id);
             }
             Some(Effect::Reclaimed { worker, lease_time }) => {
                 self.active = self.active.saturating_sub(1);
@@ -193,6 +193,14 @@ impl ClockOrder {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// An id leased or completed again: a later lease of it no longer
+    /// repeats the one its reclaim dropped.
+    fn forget(&mut self, id: Option<u64>) {
+        if let Some(id) = id {
+            self.reclaimed.remove(&id);
         }
     }
 

@@ -6,6 +6,7 @@
 pub mod remote;
 pub mod report;
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -18,7 +19,7 @@ pub use report::{
 use crate::engine::journal::Forecast;
 use crate::operations::exit::Exit;
 use crate::operations::findings::Settings;
-use crate::operations::findings::catalog::{CHECKED, Findings, NOT_CHECKABLE};
+use crate::operations::findings::catalog::{CHECKED, Code, Findings, NOT_CHECKABLE};
 use crate::operations::findings::journal::{check_journal, resume_findings};
 use crate::operations::findings::state::{directory, snapshot};
 use crate::operations::schema;
@@ -46,9 +47,9 @@ pub fn verify(
         verify_target(path, kind, settings, &proc_locks, progress)
     });
     let mut all = Findings::default();
-    // The findings of the paths no master is running in: the ones the
-    // writers (and the operator) can act on now.
-    let mut idle = Findings::default();
+    // Findings per code of the paths no master is running in: the ones
+    // the writers (and the operator) can act on now.
+    let mut idle: BTreeMap<Code, u64> = BTreeMap::new();
     let mut targets = Vec::new();
     let mut remedies = Vec::new();
     let mut errors = Vec::new();
@@ -62,7 +63,9 @@ pub fn verify(
                 // The writers refuse a running master's directory.
                 if !busy {
                     remedies.push(fixes);
-                    idle.extend(checked.findings.clone());
+                    for (code, n) in &checked.findings.counts {
+                        *idle.entry(*code).or_default() += n;
+                    }
                 }
                 targets.push(TargetReport {
                     path: path.display().to_string(),

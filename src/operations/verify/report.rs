@@ -189,15 +189,15 @@ pub struct MustDo {
     pub verdict_until_done: Verdict,
 }
 
-/// Every code of `findings` (exact counts, not only the examples; the
-/// paths no master is running in) that no command fixes and that keeps the
+/// Every code of `counts` (exact, per code, of the paths no master is
+/// running in) that no command fixes and that keeps the
 /// verdict from go, in catalog order.
-pub fn must_do(findings: &Findings, strict: bool) -> Vec<MustDo> {
+pub fn must_do(counts: &BTreeMap<Code, u64>, strict: bool) -> Vec<MustDo> {
     Code::ALL
         .iter()
         .filter(|code| code.remedy().is_none() && blocks(code.severity(), strict))
         .filter_map(|&code| {
-            let count = findings.counts.get(&code).copied()?;
+            let count = counts.get(&code).copied()?;
             Some(MustDo {
                 code,
                 count,
