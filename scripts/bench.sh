@@ -14,7 +14,10 @@
 #    drifts between runs. The rows: the floor, `verify` and `inspect` of a
 #    fleet of 500 state directories (300 MB in all) against `cat` of their
 #    files, and `verify`, `compact --output` and `--apply` of the largest
-#    journal against a durable copy of it (`cp`, then `sync FILE`).
+#    journal against a durable copy of it (`cp`, then `sync FILE`), and
+#    `inspect --format json` of a digest ledger of 5,000,000 digests in 64
+#    files (311 MB, upstream's MAX_DEDUP_ENTRIES) against `cat` of its
+#    files.
 # 3. With BASELINE_BIN set to another build of leasejournal: the same
 #    commands of that build and of this one alternate PAIRS times, and the
 #    median of the per-pair ratios is printed. A change that must not
@@ -30,10 +33,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
-cargo build --release --quiet --bin leasejournal --example genjournal --example floor
+cargo build --release --quiet --bin leasejournal --example genjournal --example genledger --example floor
 TARGET=${CARGO_TARGET_DIR:-$PWD/target}
 BIN=$TARGET/release/leasejournal
 GEN=$TARGET/release/examples/genjournal
+GENLEDGER=$TARGET/release/examples/genledger
 FLOOR=$TARGET/release/examples/floor
 SAMPLES=$PWD/fixtures/samples
 DIR=${1:-$(mktemp -d)}
@@ -139,6 +143,15 @@ cat_fleet() { cat "$FLEET"/run-*/.[a-z]*; }
 floor_fleet() { timed "$FLOOR" "$FLEET"/run-*/.[a-z]*; }
 verify_fleet() { timed "$BIN" verify --quiet "$FLEET"/run-*/; }
 inspect_fleet() { timed "$BIN" inspect "$FLEET"/run-*/; }
+# A digest ledger at upstream's limit: 5,000,000 digests in 64 shard files.
+LEDGER=$DIR/ledger/.state_shards
+if [ ! -f "$DIR/ledger/.complete" ]; then
+  rm -rf "$DIR/ledger"
+  "$GENLEDGER" 5000000 64 "$LEDGER"
+  touch "$DIR/ledger/.complete"
+fi
+cat_ledger() { cat "$LEDGER"/*; }
+inspect_ledger() { timed "$BIN" inspect --format json "$LEDGER"; }
 durable_copy() { cp "$LARGEST" "$DIR/copy.jsonl" && sync "$DIR/copy.jsonl"; }
 no_copy() { rm -f "$DIR/copy.jsonl"; }
 verify_largest() { timed "$BIN" verify --quiet "$LARGEST"; }
@@ -177,6 +190,7 @@ if [ -n "${BASELINE_BIN:-}" ]; then
   versus "recover of ${SIZES[-1]} MiB" nothing recover "$LARGEST"
   versus "verify --quiet of 500 state directories" nothing verify --quiet "$FLEET"/run-*/
   versus "inspect of 500 state directories" nothing inspect "$FLEET"/run-*/
+  versus "inspect --format json of a ledger of 5,000,000 digests" nothing inspect --format json "$LEDGER"
   versus "compact --output of ${SIZES[-1]} MiB" no_compacted compact --output "$DIR/compacted.jsonl" "$LARGEST"
   versus "compact --apply of ${SIZES[-1]} MiB" fresh_copies compact --apply "$DIR/apply/.work_leases.jsonl"
   versus "repair --apply of ${SIZES[-1]} MiB" fresh_copies repair --apply "$DIR/apply/.work_leases.jsonl"
@@ -190,6 +204,8 @@ cat_fleet >/dev/null
 paired "floor of 500 state directories' files" "cat of their files" nothing cat_fleet floor_fleet
 paired "verify --quiet of 500 state directories" "cat of their files" nothing cat_fleet verify_fleet
 paired "inspect of 500 state directories" "cat of their files" nothing cat_fleet inspect_fleet
+cat_ledger >/dev/null
+paired "inspect --format json of a ledger of 5,000,000 digests" "cat of its files" nothing cat_ledger inspect_ledger
 paired "verify --quiet of ${SIZES[-1]} MiB" "cp + sync FILE" no_copy durable_copy verify_largest
 paired "compact --output of ${SIZES[-1]} MiB" "cp + sync FILE" fresh_copies durable_copy compact_output
 paired "compact --apply of ${SIZES[-1]} MiB" "cp + sync FILE" fresh_copies durable_copy compact_apply

@@ -46,7 +46,9 @@
 //! - `engine::ledger`: the digest ledger `.state_shards/processed.NNN.log`
 //!   as upstream's `load_recent` reads it: `engine::ledger::line` (lines
 //!   after ASCII deletion and universal newlines, each judged, and the
-//!   tail), `engine::ledger::set` (distinct digests in ~37 bytes each, one open-addressed table),
+//!   tail), `engine::ledger::set` (distinct digests in ~37 bytes each, two
+//!   open-addressed tables filled in batches on two threads),
+//!   `engine::ledger::slots` (their memory: huge pages zeroed ahead of use),
 //!   `engine::ledger::scan` (a ledger read file by file at a shard count)
 //!   and `engine::ledger::sniff` (its names).
 //!

@@ -24,6 +24,7 @@
 pub mod line;
 pub mod scan;
 pub mod set;
+pub mod slots;
 pub mod sniff;
 
 use std::fmt;

@@ -209,7 +209,13 @@ pub struct LedgerScan {
     totals: Totals,
     fit: Fit,
     buffer: Vec<u8>,
+    /// Valid digests of the file being read, not yet in the set: they go
+    /// in a batch at a time (`DigestSet::insert_all`).
+    pending: Vec<Digest>,
 }
+
+/// How many digests wait for the set at most.
+const PENDING: usize = 8192;
 
 impl LedgerScan {
     /// A scan at `count` shards (0 is taken as 1, as upstream does), that
@@ -224,6 +230,7 @@ impl LedgerScan {
             totals: Totals::default(),
             fit: Fit::default(),
             buffer: Vec::new(),
+            pending: Vec::with_capacity(PENDING),
         }
     }
 
@@ -274,8 +281,12 @@ impl LedgerScan {
             }
         })();
         self.buffer = buffer;
+        if result.is_err() {
+            self.flush(&mut scan);
+        }
         result?;
         let (tail, lines) = splitter.finish(&mut |line| self.line(&mut scan, line));
+        self.flush(&mut scan);
         scan.tail = tail;
         scan.lines = lines;
         scan.bytes = tail.offset + tail.bytes;
@@ -308,15 +319,23 @@ impl LedgerScan {
                 offset: line.offset,
             });
         }
-        if self.set.insert(&digest) {
-            scan.new += 1;
-            if scan.read {
-                self.loaded += 1;
-            } else {
-                self.totals.unread += 1;
-            }
+        self.pending.push(digest);
+        if self.pending.len() == PENDING {
+            self.flush(scan);
+        }
+    }
+
+    /// Puts the pending digests in the set, counting the new ones.
+    fn flush(&mut self, scan: &mut FileScan) {
+        let pending = self.pending.len() as u64;
+        let new = self.set.insert_all(&self.pending);
+        self.pending.clear();
+        scan.new += new;
+        scan.duplicates += pending - new;
+        if scan.read {
+            self.loaded += new;
         } else {
-            scan.duplicates += 1;
+            self.totals.unread += new;
         }
     }
 
