@@ -214,9 +214,10 @@ impl fmt::Debug for VerifiedId {
     }
 }
 
-/// Decodes 64 lowercase hex characters (uppercase is not an id).
+/// Decodes 64 lowercase hex characters (uppercase is not an id). The
+/// digest ledger's lines are decoded here too.
 #[inline]
-pub(super) fn decode_hex(hex: &[u8]) -> Option<WorkId> {
+pub(crate) fn decode_hex(hex: &[u8]) -> Option<WorkId> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     {
         decode_hex_sse2(hex)

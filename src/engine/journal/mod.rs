@@ -84,6 +84,7 @@ mod state;
 pub use classify::{classify, payload_member, payload_members};
 #[cfg(any(test, feature = "test-hooks"))]
 pub use classify::{classify_fast, classify_general};
+pub(crate) use id::decode_hex;
 pub use id::{VerifiedId, WorkId, short_id};
 pub use idset::{ActiveLeases, Completed};
 pub use lines::{Block, BlockReader, LineReader, RawLine, Span, Terminator};

@@ -47,19 +47,8 @@ impl Digest {
     /// The digest of 64 lowercase hex digits, exactly as upstream's
     /// `_valid_digest` accepts them; anything else is `None`.
     pub fn from_lower_hex(text: &[u8]) -> Option<Digest> {
-        if text.len() != 64 {
-            return None;
-        }
-        // Branch-free over the line: every nibble looked up, validity
-        // checked once (an invalid byte maps to 0x10 and up).
-        let mut out = [0u8; 32];
-        let mut bad = 0u8;
-        for (i, pair) in text.chunks_exact(2).enumerate() {
-            let (hi, lo) = (NIBBLE[pair[0] as usize], NIBBLE[pair[1] as usize]);
-            bad |= hi | lo;
-            out[i] = (hi << 4) | (lo & 0x0f);
-        }
-        (bad < 0x10).then_some(Digest(out))
+        // The work ids' decoder: sixteen characters at a time.
+        crate::engine::journal::decode_hex(text).map(|id| Digest(id.0))
     }
 
     /// A digest given by a person: 64 hex digits in either case.
@@ -78,22 +67,6 @@ impl Digest {
         self.prefix() % count.max(1)
     }
 }
-
-/// The value of one lowercase hex digit.
-/// A lowercase hex digit's value, and 0x10 for every other byte.
-const NIBBLE: [u8; 256] = {
-    let mut table = [0x10u8; 256];
-    let mut b = 0;
-    while b < 256 {
-        table[b] = match b as u8 {
-            c @ b'0'..=b'9' => c - b'0',
-            c @ b'a'..=b'f' => c - b'a' + 10,
-            _ => 0x10,
-        };
-        b += 1;
-    }
-    table
-};
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
