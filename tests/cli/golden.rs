@@ -801,6 +801,58 @@ fn cases() -> Vec<Case> {
                 "fixtures/diff/a.state.json",
             ],
         ),
+        (
+            "diff.ledgers",
+            &[
+                "diff",
+                "fixtures/diff/ledger/a/.state_shards",
+                "fixtures/diff/ledger/b/.state_shards",
+            ],
+        ),
+        (
+            "diff.ledgers-of-state-directories",
+            &[
+                "diff",
+                "--state-shards",
+                "8",
+                "fixtures/diff/ledger/a",
+                "fixtures/diff/ledger/b",
+            ],
+        ),
+        (
+            "diff.ledgers-max-examples",
+            &[
+                "diff",
+                "--max-examples",
+                "2",
+                "fixtures/diff/ledger/a/.state_shards",
+                "fixtures/diff/ledger/b/.state_shards",
+            ],
+        ),
+        (
+            "diff.ledgers-identical",
+            &[
+                "diff",
+                "fixtures/diff/ledger/a/.state_shards",
+                "fixtures/diff/ledger/a/.state_shards",
+            ],
+        ),
+        (
+            "diff.ledger-files",
+            &[
+                "diff",
+                "fixtures/diff/ledger/a/.state_shards/processed.001.log",
+                "fixtures/diff/ledger/b/.state_shards/processed.001.log",
+            ],
+        ),
+        (
+            "diff.ledger-and-journal",
+            &[
+                "diff",
+                "fixtures/diff/ledger/a/.state_shards",
+                "fixtures/diff/a.jsonl",
+            ],
+        ),
     ] {
         cases.push(Case::new(name, args));
     }
@@ -1040,5 +1092,5 @@ fn json_of_every_command_fits_its_schema() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     // Every report the table makes but the refusals and --quiet.
-    assert_eq!(parsed, 630);
+    assert_eq!(parsed, 635);
 }
