@@ -130,7 +130,8 @@
 //!   `--workers`, `--timeline`), `cli::man` (man pages).
 //!
 //! **Test hooks** — `fuzzing`: the properties the fuzz targets and property
-//! tests check, compiled only with the `test-hooks` feature.
+//! tests check (the JSON, the journal, the snapshot and the ledger
+//! readers), compiled only with the `test-hooks` feature.
 //!
 //! # Adding a format
 //!

@@ -117,6 +117,19 @@ fn every_upstream_ledger_case_agrees() {
                 let digests: BTreeSet<String> = file.digests.iter().flatten().cloned().collect();
                 let ours = load(&shards, expected.shard_count, Some(&file.name));
                 assert_eq!(ours, digests, "{name}: {} digests", file.name);
+                // The fuzz properties' plain reading of upstream agrees too.
+                if file.kind == "file" && shards.join(&file.name).is_file() {
+                    let bytes = fs::read(shards.join(&file.name)).unwrap();
+                    let (lines, ..) = leasejournal::fuzzing::ledger_reference(&bytes);
+                    let plain: BTreeSet<String> = lines
+                        .iter()
+                        .filter_map(|l| match l.judged {
+                            ledger::line::Judged::Valid(d) => Some(d.to_string()),
+                            ledger::line::Judged::Ignored(_) => None,
+                        })
+                        .collect();
+                    assert_eq!(plain, digests, "{name}: {} plain reading", file.name);
+                }
             }
         }
         // The command says the same, counts first.
@@ -234,3 +247,4 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
