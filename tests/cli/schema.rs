@@ -591,6 +591,13 @@ pub struct LedgerReasons {
     pub other: u64,
 }
 
+impl LedgerReasons {
+    /// Every ignored line.
+    pub fn total(&self) -> u64 {
+        self.blank + self.uppercase + self.wrong_length + self.non_hex + self.nul + self.other
+    }
+}
+
 /// One name in `.state_shards/`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
