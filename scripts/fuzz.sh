@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one fuzz target for a while: scripts/fuzz.sh TARGET SECONDS
-# Targets: json_parse, journal, snapshot, canonical (see fuzz/fuzz_targets).
+# Targets: json_parse, journal, snapshot, canonical, ledger (see fuzz/fuzz_targets).
 # Needs cargo-fuzz (cargo install cargo-fuzz) and a nightly toolchain.
 # The corpus (fuzz/corpus/TARGET, not committed) is seeded from fixtures/
 # and JSONTestSuite; crashes land in fuzz/artifacts/TARGET. Copy a
@@ -17,7 +17,7 @@ if [ ! -d "$corpus" ] || [ -z "$(ls -A "$corpus" 2>/dev/null)" ]; then
     n=$((n + 1))
     # libFuzzer's default -max_len is 4096: keep seeds that fit, or their start.
     head -c 4096 "$f" > "$corpus/seed-$n"
-  done < <(find fixtures/fidelity fixtures/samples fixtures/verify fixtures/diff fixtures/jsontestsuite/test_parsing -type f -print0)
+  done < <(find fixtures/fidelity fixtures/samples fixtures/verify fixtures/diff fixtures/multimaster fixtures/jsontestsuite/test_parsing -type f -print0)
 fi
 cd fuzz
 exec cargo +nightly fuzz run "$target" "corpus/$target" -- \

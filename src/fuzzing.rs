@@ -1,4 +1,6 @@
-//! The properties the fuzz targets (`fuzz/`) check on arbitrary bytes.
+//! The properties the fuzz targets (`fuzz/`) check on arbitrary bytes:
+//! the JSON parser and encoder, the journal reader, the snapshot restore
+//! and the digest ledger's reader.
 //! They live in the library so that `cargo test` runs them on every seed
 //! and every saved reproducer (`fixtures/fuzz/`), on stable Rust.
 //! Each panics when a property fails.
@@ -9,6 +11,8 @@ use crate::engine::journal::{
     WorkId, classify, classify_fast, classify_general, encode,
 };
 use crate::engine::json::{self, Mode, NonFinite, PyInt, Value};
+use crate::engine::ledger::line::{Judged, Line, Splitter};
+use crate::engine::ledger::{Digest, LedgerScan, Reason, Tail, TailKind};
 use crate::engine::snapshot;
 use crate::store::session::check_replay;
 
@@ -301,6 +305,213 @@ pub fn check_snapshot(data: &[u8]) {
     );
 }
 
+/// What the ledger's splitter makes of a file: every line (number,
+/// offset, verdict), then how the file ends and how many lines it has.
+pub type LedgerLines = (Vec<Line>, Tail, u64);
+
+/// The splitter fed `data` in blocks of the sizes `sizes` gives, in turn
+/// (the last repeated; 0 counts as 1).
+pub fn ledger_lines(data: &[u8], sizes: &[usize]) -> LedgerLines {
+    let mut lines = Vec::new();
+    let mut splitter = Splitter::new();
+    let mut push = |line: Line| lines.push(line);
+    let (mut at, mut turn) = (0, 0);
+    while at < data.len() {
+        let size = sizes
+            .get(turn)
+            .or(sizes.last())
+            .copied()
+            .unwrap_or(1)
+            .max(1);
+        let end = (at + size).min(data.len());
+        splitter.feed(&data[at..end], &mut push);
+        (at, turn) = (end, turn + 1);
+    }
+    let (tail, count) = splitter.finish(&mut push);
+    (lines, tail, count)
+}
+
+/// Python's `str.isspace()` for an ASCII character.
+fn python_space(byte: u8) -> bool {
+    matches!(
+        byte,
+        b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x1c..=0x1f | b' '
+    )
+}
+
+/// A ledger file as upstream's `load_recent` reads it, written as plainly
+/// as possible, for the fast reader to be compared with: `open(path,
+/// encoding="ascii", errors="ignore")` deletes every byte above 0x7f; text
+/// mode's universal newlines end a line at `\n`, `\r\n` or a lone `\r`
+/// (after the deletion: `\r`, deleted bytes, `\n` is one `\r\n`); each
+/// line is `strip()`ped and kept when 64 lowercase hex digits remain. Why
+/// a line is ignored follows `engine::ledger::line::Reason`. Offsets are of
+/// the bytes as they are, a line starting right after the byte that ended
+/// the one before.
+pub fn ledger_reference(data: &[u8]) -> LedgerLines {
+    // The kept bytes, each with its offset in the file.
+    let kept: Vec<(usize, u8)> = data
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, b)| *b < 0x80)
+        .collect();
+    let mut lines = Vec::new();
+    let (mut start, mut text) = (0usize, Vec::new());
+    let mut i = 0;
+    while i < kept.len() {
+        let (at, byte) = kept[i];
+        if byte == b'\n' || byte == b'\r' {
+            let mut end = at;
+            if byte == b'\r' && kept.get(i + 1).is_some_and(|(_, b)| *b == b'\n') {
+                i += 1;
+                end = kept[i].0;
+            }
+            lines.push(reference_line(lines.len(), start, &text));
+            (start, text) = (end + 1, Vec::new());
+        } else {
+            text.push(byte);
+        }
+        i += 1;
+    }
+    let size = data.len() as u64;
+    // Kept bytes after the last line's end: a last line without one.
+    let unterminated = kept.last().is_some_and(|(_, b)| *b != b'\n' && *b != b'\r');
+    let tail = if unterminated {
+        let line = reference_line(lines.len(), start, &text);
+        let stripped: Vec<u8> = strip(&text).to_vec();
+        let kind = match line.judged {
+            Judged::Valid(_) => TailKind::MissingNewline,
+            Judged::Ignored(Reason::Blank) => TailKind::Clean,
+            Judged::Ignored(_) if stripped.iter().all(|b| *b == 0) => TailKind::Nul,
+            Judged::Ignored(_) => TailKind::Torn,
+        };
+        lines.push(line);
+        Tail {
+            kind,
+            offset: start as u64,
+            bytes: size - start as u64,
+        }
+    } else {
+        Tail {
+            kind: TailKind::Clean,
+            offset: size,
+            bytes: 0,
+        }
+    };
+    let count = lines.len() as u64;
+    (lines, tail, count)
+}
+
+fn strip(text: &[u8]) -> &[u8] {
+    let first = text.iter().position(|b| !python_space(*b));
+    let last = text.iter().rposition(|b| !python_space(*b));
+    match (first, last) {
+        (Some(first), Some(last)) => &text[first..=last],
+        _ => &[],
+    }
+}
+
+fn reference_line(before: usize, start: usize, text: &[u8]) -> Line {
+    let s = strip(text);
+    let hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
+    let judged = if s.is_empty() {
+        Judged::Ignored(Reason::Blank)
+    } else if s.contains(&0) {
+        Judged::Ignored(Reason::Nul)
+    } else if !s.iter().all(u8::is_ascii_hexdigit) {
+        Judged::Ignored(if s.len() == 64 {
+            Reason::NonHex
+        } else {
+            Reason::Other
+        })
+    } else if s.len() != 64 {
+        Judged::Ignored(Reason::WrongLength)
+    } else if !s.iter().all(hex) {
+        Judged::Ignored(Reason::Uppercase)
+    } else {
+        Judged::Valid(Digest::from_lower_hex(s).expect("64 lowercase hex digits"))
+    };
+    Line {
+        number: before as u64 + 1,
+        offset: start as u64,
+        judged,
+    }
+}
+
+/// The ledger reader on arbitrary bytes, fed in blocks of each size of
+/// `sizes` in turn: never a panic; the splitter gives exactly the lines of
+/// [`ledger_reference`] (numbers, offsets, verdicts), its tail and its
+/// line count, in those blocks as in one; a scan of the bytes as one
+/// file counts what the reference counts (lines, valid lines, each reason,
+/// distinct digests, duplicates), holds exactly its digests, and finds
+/// the shard counts that fit exactly those a brute-force search finds.
+pub fn check_ledger_in_blocks(data: &[u8], sizes: &[usize]) {
+    let reference = ledger_reference(data);
+    assert_eq!(
+        ledger_lines(data, &[data.len()]),
+        reference,
+        "the splitter disagrees with upstream's reading"
+    );
+    assert_eq!(
+        ledger_lines(data, sizes),
+        reference,
+        "the splitter depends on the blocks ({sizes:?})"
+    );
+    let digests: Vec<Digest> = reference
+        .0
+        .iter()
+        .filter_map(|l| match l.judged {
+            Judged::Valid(d) => Some(d),
+            Judged::Ignored(_) => None,
+        })
+        .collect();
+    let distinct: std::collections::BTreeSet<Digest> = digests.iter().copied().collect();
+    let index = u32::from(data.first().copied().unwrap_or(0) % 5);
+    let mut scan = LedgerScan::new(index + 1, Vec::new());
+    let file = scan.file(index, data).expect("reading bytes");
+    assert_eq!((file.lines, file.tail), (reference.2, reference.1));
+    assert_eq!(file.valid, digests.len() as u64);
+    assert_eq!(file.new, distinct.len() as u64);
+    assert_eq!(file.duplicates, file.valid - file.new);
+    for reason in Reason::ALL {
+        let want = reference
+            .0
+            .iter()
+            .filter(|l| l.judged == Judged::Ignored(reason))
+            .count() as u64;
+        assert_eq!(file.ignored.get(reason), want, "{reason:?} lines");
+    }
+    let totals = scan.totals();
+    assert_eq!((totals.distinct, totals.digests), (file.new, file.new));
+    let mut held: Vec<Digest> = scan.set().iter().collect();
+    held.sort();
+    assert!(
+        held.iter().eq(distinct.iter()),
+        "the set holds other digests"
+    );
+    // The counts up to 64 under which every digest sits in this file.
+    let fits = |c: u32| c > index && digests.iter().all(|d| d.shard(c) == index);
+    let brute: Vec<u32> = (1..=64).filter(|c| fits(*c)).collect();
+    // `None`: no digest constrains the count (every one above the index).
+    let every: Vec<u32> = (index + 1..=64).collect();
+    assert_eq!(
+        scan.fit().counts(64).unwrap_or(every),
+        brute,
+        "the fitting counts"
+    );
+}
+
+/// [`check_ledger_in_blocks`] at block sizes from 1 byte up, and at
+/// sizes the bytes themselves choose.
+pub fn check_ledger(data: &[u8]) {
+    for size in [1, 2, 3, 7, 64, 65, 4096] {
+        check_ledger_in_blocks(data, &[size]);
+    }
+    let sizes: Vec<usize> = data.iter().map(|b| usize::from(b % 67) + 1).collect();
+    check_ledger_in_blocks(data, &sizes);
+}
+
 /// Runs every check on one input (the regression tests do this for each
 /// saved reproducer).
 pub fn check_all(data: &[u8]) {
@@ -308,4 +519,5 @@ pub fn check_all(data: &[u8]) {
     check_canonical(data);
     check_journal(data);
     check_snapshot(data);
+    check_ledger(data);
 }

@@ -93,8 +93,9 @@
 //!   (a discard export's leases appended again, none that would run
 //!   twice), `operations::rollback` (a file put back to a backup, refused
 //!   where that loses newer work), `operations::diff`
-//!   (with its two comparisons, `operations::diff::snapshot` and
-//!   `operations::diff::journal`);
+//!   (with its three comparisons, `operations::diff::snapshot`,
+//!   `operations::diff::journal` and `operations::diff::ledger`, two
+//!   digest ledgers per shard file and in what upstream loads);
 //!   `operations::records`: `inspect --records`, the journal as a stream
 //!   of one JSON object per line; `operations::workers`: `inspect
 //!   --workers`, one row per worker rank; `operations::timeline`:
@@ -122,7 +123,7 @@
 //!   `cli::repair`, `cli::recover`, `cli::migrate`, `cli::compact`,
 //!   `cli::restore`, `cli::rollback`, `cli::diff`, `cli::completions`);
 //!   `cli::ledger` (the ledger's options: `--state-shards`, `--digest`,
-//!   `--digest-of`);
+//!   `--digest-of`, and `diff`'s `--state-shards`, `--max-examples`);
 //!   `cli::check` (verify's settings: `--now`, `--ttl`, `--min-severity`,
 //!   `--remote-master`, …); `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing
@@ -131,7 +132,8 @@
 //!   `--workers`, `--timeline`), `cli::man` (man pages).
 //!
 //! **Test hooks** — `fuzzing`: the properties the fuzz targets and property
-//! tests check, compiled only with the `test-hooks` feature.
+//! tests check (the JSON, the journal, the snapshot and the ledger
+//! readers), compiled only with the `test-hooks` feature.
 //!
 //! # Adding a format
 //!

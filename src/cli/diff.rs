@@ -1,14 +1,15 @@
-//! `leasejournal diff A B`: what changed between two snapshots or two
-//! journals, in the terms of the domain. Read-only.
+//! `leasejournal diff A B`: what changed between two snapshots, two
+//! journals or two digest ledgers, in the terms of the domain. Read-only.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use super::ledger::LedgerDiffArgs;
 use super::output::KindArg;
 use super::output::{OutputArgs, parse_id_prefix};
-use crate::operations::diff::{self, ChangeKind, Filter};
+use crate::operations::diff::{self, ChangeKind, Filter, LedgerDiffOptions};
 use crate::operations::exit::Exit;
 use crate::render;
 
@@ -23,7 +24,7 @@ pub enum OnlyArg {
     Changed,
 }
 
-/// Compare two snapshots or two journals.
+/// Compare two snapshots, two journals or two digest ledgers.
 ///
 /// Snapshots are compared as upstream restores them, keyed by task id:
 /// tasks added and removed, per-field changes with deltas, state leases
@@ -32,19 +33,26 @@ pub enum OnlyArg {
 /// compared as upstream replays them: active leases added, removed and
 /// changed, completed ids added and removed; then their bytes: whether B is
 /// A plus appended records (listed with their effects) or where the two
-/// diverge, and whether either divergent part is torn or corrupt.
+/// diverge, and whether either divergent part is torn or corrupt. Digest
+/// ledgers (two .state_shards/, two processed.NNN.log, or two state
+/// directories, whose ledgers are compared) are compared as digests per
+/// shard file: added, removed, and moved to other files (a re-shard), per
+/// file and in all; and what upstream's load_recent loads from each side at
+/// --state-shards N, which the AFL rescan skips.
 ///
 /// Exit status as diff(1): 0 identical, 1 different, 2 trouble. Journals
 /// are identical when their bytes are; snapshots when their restored views
-/// and configuration are. With --ignore, --only or --id, 0 means that no
-/// change is left to show (as diff -I).
+/// and configuration are; ledgers when every shard file holds the same
+/// digests. With --ignore, --only or --id, 0 means that no change is left
+/// to show (as diff -I).
 #[derive(Clone, Debug, Args)]
 pub struct DiffArgs {
-    /// The earlier (or reference) file; - reads standard input.
+    /// The earlier (or reference) file, ledger or state directory; - reads
+    /// standard input.
     #[arg(value_name = "A")]
     pub a: PathBuf,
 
-    /// The later (or suspect) file; - reads standard input.
+    /// The later (or suspect) one; - reads standard input.
     #[arg(value_name = "B")]
     pub b: PathBuf,
 
@@ -75,6 +83,9 @@ pub struct DiffArgs {
     pub quiet: bool,
 
     #[command(flatten)]
+    pub ledger: LedgerDiffArgs,
+
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -90,7 +101,11 @@ pub fn run(args: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         id_prefix: args.id.clone(),
     };
     let kind = args.kind.map(KindArg::kind);
-    let (report, exit) = diff::run((&args.a, &args.b), kind, &filter, args.history)?;
+    let ledgers = LedgerDiffOptions {
+        shard_count: args.ledger.state_shards,
+        max_examples: args.ledger.max_examples,
+    };
+    let (report, exit) = diff::run((&args.a, &args.b), kind, &filter, args.history, ledgers)?;
     // With --quiet, like diff -q and cmp -s: the exit status alone answers.
     if !args.quiet {
         args.output.emit(out, &report, |out, styles| {

@@ -1,9 +1,13 @@
-//! The digest ledger's options, shared by the commands that read it
-//! (`inspect`): the shard count to read it at, and the digests to look for.
+//! The digest ledger's options, shared by the commands that read it:
+//! `inspect`'s (the shard count to read it at, and the digests to look
+//! for) and `diff`'s (the shard count to compare the loads at, and how
+//! many digests to list).
 
 use std::path::PathBuf;
 
 use clap::Args;
+
+use super::output::parse_count;
 
 use crate::operations::ledger::{self, Digest, LedgerOptions};
 
@@ -37,6 +41,22 @@ impl LedgerArgs {
             queries: ledger::queries(&self.digest, &self.digest_of)?,
         })
     }
+}
+
+/// How `diff` compares two digest ledgers.
+#[derive(Clone, Debug, Args)]
+pub struct LedgerDiffArgs {
+    /// For digest ledgers: compare what a master started with N state
+    /// shards loads from each side (files numbered N and above are never
+    /// read). Without it, the smallest count that reads every shard file of
+    /// either side.
+    #[arg(long = "state-shards", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub state_shards: Option<u32>,
+
+    /// For digest ledgers: list at most N digests of each kind of change,
+    /// the smallest (0: all); counts stay exact.
+    #[arg(long = "max-examples", allow_negative_numbers = true, value_name = "N", default_value_t = 10, value_parser = parse_count)]
+    pub max_examples: usize,
 }
 
 /// A digest on the command line: 64 hex digits, either case.

@@ -212,18 +212,19 @@ fn extra(name: &str) -> Extra {
                     "What changed in the statistics since the last good run.",
                 ),
                 (
-                    "leasejournal diff --ignore elapsed --ignore last_lease --only changed a.json b.json",
-                    "Only changed fields, without the noisy ones.",
-                ),
-                (
                     "leasejournal diff --history backup.jsonl /out/run1/.work_leases.jsonl",
                     "Which records of the live journal changed which lease.",
+                ),
+                (
+                    "leasejournal diff --state-shards 8 before-reshard/.state_shards /out/run1/.state_shards",
+                    "Which digests a re-shard moved, and what a master started with 8 state shards loads from each ledger.",
                 ),
             ],
             sections: &[(
                 "JSON OUTPUT",
                 &[
-                    "{\"schema_version\":2,\"kind\":\"snapshot\"|\"journal\",\"a\",\"b\",\"identical\":bool,\"changes\":[{\"entity\":\"task\"|\"lease\"|\"config\"|\"active\"|\"completed\",\"change\":\"added\"|\"removed\"|\"changed\",\"id\",\"field\",\"before\",\"after\",\"delta\"}],\"counts\":{\"task_changed\":n,...} (keys {entity}_{added|removed|changed}; schema_version 1 had them with a space),\"summary\":{\"a\",\"b\"},\"bytes\":{\"relation\":\"identical\"|\"appended\"|\"truncated\"|\"diverged\",...},\"history\",\"notes\"}. Snapshot times are compared as the files hold them (restore zeroes legacy ones).",
+                    "{\"schema_version\":3,\"kind\":\"snapshot\"|\"journal\"|\"ledger\",\"a\",\"b\",\"identical\":bool,\"changes\":[{\"entity\":\"task\"|\"lease\"|\"config\"|\"active\"|\"completed\"|\"digest\",\"change\":\"added\"|\"removed\"|\"changed\",\"id\",\"field\",\"before\",\"after\",\"delta\"}],\"counts\":{\"task_changed\":n,...} (keys {entity}_{added|removed|changed}; schema_version 1 had them with a space),\"summary\":{\"a\",\"b\"},\"bytes\":{\"relation\":\"identical\"|\"appended\"|\"truncated\"|\"diverged\",...},\"history\",\"ledger\",\"notes\"}. Snapshot times are compared as the files hold them (restore zeroes legacy ones).",
+                    "Ledgers (schema_version 3): a digest's change is added (after: the files of B holding it), removed (before: the files of A) or changed, field files (before: the files that lost it, after: those that gained it: a move); changes lists at most --max-examples of each kind, the smallest digests, while counts (digest_added, digest_removed, digest_changed) are exact. summary.a and summary.b are {\"path\" (null: no .state_shards/),\"files\",\"distinct\",\"loaded\",\"unread\",\"over_limit\"} at the count; ledger is {\"shard_count\",\"shard_count_from\":\"option\"|\"files\",\"added\",\"removed\",\"moved\",\"unchanged\",\"load_added\",\"load_removed\",\"max_examples\",\"files\":[{\"name\",\"index\",\"read\",\"a\",\"b\" (file|dir|other, null: absent),\"digests_a\",\"digests_b\",\"added\",\"removed\",\"moved_in\",\"moved_out\"}]}, null for the other kinds. Distinct digests throughout; ledger and summary ignore the filters, counts and changes follow them.",
                 ],
             )],
             catalog: false,

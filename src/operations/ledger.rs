@@ -17,7 +17,7 @@ use crate::store::open;
 
 /// How far the distinct digests are reserved for ahead, from the files'
 /// sizes (a valid line is 65 bytes): enough for upstream's limit.
-const RESERVE_AT_MOST: u64 = 8_000_000;
+pub const RESERVE_AT_MOST: u64 = 8_000_000;
 
 /// A digest asked about.
 #[derive(Clone, Debug)]
@@ -225,7 +225,10 @@ fn listed(entry: &Entry, read: bool, scan: Option<FileScan>) -> LedgerFile {
     }
 }
 
-fn read_file(scan: &mut LedgerScan, index: u32, entry: &Entry) -> Result<FileScan, InputError> {
+/// Reads one shard file of a ledger's directory into `scan`, as the file
+/// of shard `index`; a file that cannot be opened or read is the error,
+/// naming it (never a FIFO: it is opened without blocking, and refused).
+pub fn read_file(scan: &mut LedgerScan, index: u32, entry: &Entry) -> Result<FileScan, InputError> {
     let path: &Path = &entry.path;
     let (file, _) = open::open_regular(path)?;
     scan.file(index, file)

@@ -21,5 +21,8 @@ pub const RESTORE: u32 = 1;
 /// `rollback`.
 pub const ROLLBACK: u32 = 1;
 /// `diff` (2: `counts` keys are identifiers, `task_changed` rather than
-/// `task changed`).
-pub const DIFF: u32 = 2;
+/// `task changed`; 3: `kind` may be `ledger`, whose `summary` holds each
+/// side's ledger totals, and whose `changes` list at most `--max-examples`
+/// digests of each kind while `counts` stay exact; the member `ledger`,
+/// `null` for the other kinds).
+pub const DIFF: u32 = 3;

@@ -6,7 +6,11 @@ use serde_json::Value as Json;
 
 use super::{Column, Styles, count, duration, noun, plural, printable, table, utc};
 use crate::engine::journal::{Clock, short_id};
-use crate::operations::diff::{Bytes, Change, ChangeKind, DiffReport, Summary, TailKind};
+use crate::operations::diff::{
+    Bytes, Change, ChangeKind, DiffReport, FileDiff, LedgerDiff, LedgerTotals, Summary, TailKind,
+};
+use crate::operations::ledger::CountSource;
+use crate::store::ledger::EntryKind;
 
 fn value(field: Option<&str>, v: &Json, monotonic: bool) -> String {
     match (field, v) {
@@ -22,8 +26,18 @@ fn value(field: Option<&str>, v: &Json, monotonic: bool) -> String {
             }
         }
         (_, Json::String(s)) => s.clone(),
+        (_, Json::Array(items)) => names(items),
         (_, other) => other.to_string(),
     }
+}
+
+/// A list of names (a ledger's files), as text.
+fn names(items: &[Json]) -> String {
+    let names: Vec<String> = items
+        .iter()
+        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+        .collect();
+    names.join(", ")
 }
 
 /// A one-line description of an added or removed entity.
@@ -49,6 +63,7 @@ fn entity(c: &Change, v: &Json, monotonic: bool) -> String {
                 value(Some("time"), &time, monotonic || !unix)
             )
         }
+        "digest" => value(None, v, monotonic),
         "completed" => if v == &Json::Bool(true) {
             "completed"
         } else {
@@ -118,6 +133,11 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
             )?;
         }
         Summary::Journal { a, b } => super::write::state_line(out, a, b)?,
+        Summary::Ledger { a, b } => {
+            if let Some(ledger) = &r.ledger {
+                ledgers(out, ledger, a, b, s)?;
+            }
+        }
     }
     if let Some(bytes) = &r.bytes {
         let tail = |k: &TailKind| match k {
@@ -188,7 +208,7 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
         Summary::Snapshot {
             clock_a, clock_b, ..
         } => (*clock_a == Clock::Legacy, *clock_b == Clock::Legacy),
-        Summary::Journal { .. } => (false, false),
+        Summary::Journal { .. } | Summary::Ledger { .. } => (false, false),
     };
     if r.changes.is_empty() {
         writeln!(
@@ -201,7 +221,11 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
             }
         )?;
     } else {
-        writeln!(out, "  changes     {}", summary(&r.changes))?;
+        let words = match &r.ledger {
+            Some(ledger) => digest_changes(r, ledger),
+            None => summary(&r.changes),
+        };
+        writeln!(out, "  changes     {words}")?;
         let mut t = table(
             &[
                 Column::whole(""),
@@ -249,6 +273,148 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Two ledgers' totals, what upstream loads from each, and the shard
+/// indices that differ.
+fn ledgers(
+    out: &mut dyn Write,
+    r: &LedgerDiff,
+    a: &LedgerTotals,
+    b: &LedgerTotals,
+    s: &Styles,
+) -> io::Result<()> {
+    let side = |t: &LedgerTotals| {
+        format!(
+            "{} in {}",
+            plural(t.distinct, "distinct digest", "distinct digests"),
+            plural(t.files, "file", "files")
+        )
+    };
+    writeln!(out, "  ledgers     A {} · B {}", side(a), side(b))?;
+    let n = r.shard_count;
+    let from = match r.shard_count_from {
+        CountSource::Option => "as --state-shards says",
+        CountSource::Files => {
+            "the smallest that reads every file of either side; --state-shards N checks another"
+        }
+    };
+    writeln!(out, "  shards      compared at {n} ({from})")?;
+    writeln!(
+        out,
+        "  loaded      A {} · B {}",
+        count(a.loaded),
+        count(b.loaded)
+    )?;
+    if r.load_added > 0 {
+        let text = format!(
+            "{} B loads and A does not: on B's ledger the rescan skips {}",
+            plural(r.load_added, "digest", "digests"),
+            inputs(r.load_added)
+        );
+        writeln!(out, "  load added  {text}")?;
+    }
+    if r.load_removed > 0 {
+        let text = format!(
+            "{} A loads and B does not: on B's ledger the rescan dispatches {} again",
+            plural(r.load_removed, "digest", "digests"),
+            inputs(r.load_removed)
+        );
+        writeln!(out, "  load lost   {}", s.error(&text))?;
+    }
+    for (name, t) in [("A", a), ("B", b)] {
+        if t.unread > 0 {
+            let text = format!(
+                "{name}: {} only in files {n} shards never read",
+                plural(t.unread, "digest", "digests")
+            );
+            writeln!(out, "  unread      {}", s.error(&text))?;
+        }
+    }
+    let differ: Vec<&FileDiff> = r.files.iter().filter(|f| f.differs()).collect();
+    writeln!(
+        out,
+        "  files       {} of {} {}",
+        count(differ.len() as u64),
+        plural(r.files.len() as u64, "shard index", "shard indices"),
+        if differ.len() == 1 {
+            "differs"
+        } else {
+            "differ"
+        }
+    )?;
+    if differ.is_empty() {
+        return Ok(());
+    }
+    let mut t = table(
+        &[
+            Column::shorten("file"),
+            Column::whole("read"),
+            Column::whole("A"),
+            Column::whole("B"),
+            Column::whole("added"),
+            Column::whole("removed"),
+            Column::spare("moved in", 1),
+            Column::spare("moved out", 1),
+        ],
+        s,
+    );
+    let held = |kind: Option<EntryKind>, digests: u64| match kind {
+        None => "-".to_string(),
+        Some(EntryKind::File) => count(digests),
+        Some(EntryKind::Dir) => s.warn("dir"),
+        Some(EntryKind::Other) => s.warn("other"),
+    };
+    for f in differ {
+        t.add_row(vec![
+            f.name.clone(),
+            if f.read { "yes".into() } else { s.error("no") },
+            held(f.a, f.digests_a),
+            held(f.b, f.digests_b),
+            count(f.added),
+            count(f.removed),
+            count(f.moved_in),
+            count(f.moved_out),
+        ]);
+    }
+    writeln!(out, "{t}")
+}
+
+/// The inputs of `n` digests.
+fn inputs(n: u64) -> &'static str {
+    if n == 1 { "its input" } else { "their inputs" }
+}
+
+/// Two ledgers' changes in words, from the exact counts: "3 digests added,
+/// 1 removed, 98 moved to other files".
+fn digest_changes(r: &DiffReport, ledger: &LedgerDiff) -> String {
+    let of = |key: &str| r.counts.get(key).copied().unwrap_or(0);
+    let mut parts = Vec::new();
+    for (key, word) in [
+        ("digest_added", "added"),
+        ("digest_removed", "removed"),
+        ("digest_changed", "moved to other files"),
+    ] {
+        let n = of(key);
+        if n > 0 {
+            let what = if parts.is_empty() {
+                plural(n, "digest", "digests")
+            } else {
+                count(n)
+            };
+            parts.push(format!("{what} {word}"));
+        }
+    }
+    let mut words = parts.join(", ");
+    let shown = r.changes.len() as u64;
+    let total = of("digest_added") + of("digest_removed") + of("digest_changed");
+    if shown < total {
+        words += &format!(
+            "; at most {} of each kind listed, the smallest (--max-examples)",
+            count(ledger.max_examples as u64)
+        );
+    }
+    words
 }
 
 /// The changes in words: "9 fields changed in 3 tasks, 1 task added, …".

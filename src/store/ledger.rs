@@ -115,7 +115,9 @@ fn entry(path: &Path, name: String) -> Result<Entry, InputError> {
     })
 }
 
-/// A single ledger file given by path, as a directory of one shard.
+/// A single ledger file given by path, as a directory of one shard; one
+/// of upstream's names that is not there is the error (a path given is
+/// never an absent shard).
 pub fn single(path: &Path) -> Result<Option<LedgerDir>, InputError> {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return Ok(None);
@@ -123,6 +125,7 @@ pub fn single(path: &Path) -> Result<Option<LedgerDir>, InputError> {
     if !ledger::owns_name(name) {
         return Ok(None);
     }
+    fs::metadata(path).map_err(|e| InputError::io(path, &e))?;
     let entry = entry(path, name.to_string())?;
     Ok(Some(LedgerDir {
         path: path.parent().unwrap_or(Path::new("")).to_path_buf(),

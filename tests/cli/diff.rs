@@ -1,13 +1,16 @@
 //! `leasejournal diff`: snapshot and journal pairs with known differences
 //! of every kind, through the JSON and the table.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::json;
 
 use crate::golden;
-use crate::schema::{self, Bytes, ChangeKind, Diff, Kind, RecordAt, TailKind};
+use crate::schema::{self, Bytes, ChangeKind, Diff, DiffKind as Kind, RecordAt, TailKind};
 use crate::support::{fixture, json_written, lj};
 
 /// Runs diff --format json; returns (exit code, report).
@@ -38,7 +41,7 @@ fn snapshots_show_every_kind_of_change() {
     assert_eq!(exit, 1);
     assert_eq!(
         (r.schema_version, r.kind, r.identical),
-        (2, Kind::Snapshot, false)
+        (3, Kind::Snapshot, false)
     );
     assert_eq!(r.find("task", None, T0).change, ChangeKind::Removed);
     assert_eq!(r.find("task", None, T4).change, ChangeKind::Added);
@@ -346,7 +349,7 @@ fn mixed_and_unreadable_inputs_are_refused() {
         .code(2)
         .stdout("")
         .stderr(format!(
-            "leasejournal: cannot compare {} (a journal) with {} (a snapshot): diff compares two journals or two snapshots\n",
+            "leasejournal: cannot compare {} (a journal) with {} (a snapshot): diff compares two journals, two snapshots or two digest ledgers\n",
             a.display(),
             state.display()
         ));
@@ -357,7 +360,7 @@ fn mixed_and_unreadable_inputs_are_refused() {
         .code(2)
         .stdout("")
         .stderr(format!(
-            "leasejournal: {}: is a directory; diff compares two files (name the journals or snapshots in it)\n",
+            "leasejournal: neither {0} nor {0} holds a digest ledger (.state_shards/): diff compares two files, or two state directories' ledgers (name the journals or snapshots in them)\n",
             fixture("samples").display()
         ));
     lj().arg("diff")
@@ -384,4 +387,398 @@ fn colours_mark_added_removed_and_changed() {
         .current_dir(env!("CARGO_MANIFEST_DIR")),
         None,
     );
+}
+
+// ---- digest ledgers -------------------------------------------------------
+
+/// A ledger as a plain reading of its files gives it: each valid digest
+/// and the shard indices of the files holding it (the files are clean:
+/// one digest per line).
+fn ledger_files(dir: &Path) -> BTreeMap<String, BTreeSet<u32>> {
+    let mut held: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(index) = leasejournal::engine::ledger::index_of(&name) else {
+            continue;
+        };
+        for line in fs::read_to_string(&path).unwrap().lines() {
+            let line = line.trim();
+            if line.len() == 64
+                && line
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            {
+                held.entry(line.to_string()).or_default().insert(index);
+            }
+        }
+    }
+    held
+}
+
+/// The digests a reader at `count` shards loads.
+fn loaded(held: &BTreeMap<String, BTreeSet<u32>>, count: u32) -> BTreeSet<&String> {
+    held.iter()
+        .filter(|(_, files)| files.iter().any(|i| *i < count))
+        .map(|(d, _)| d)
+        .collect()
+}
+
+/// fixtures/diff/ledger: A is 40 digests written at 16 shards (two of them
+/// twice), B the same ledger re-sharded to 8 with two digests gone and
+/// three new ones. Every count is checked against a plain reading of the
+/// files, at the default count (every file read) and at 8.
+#[test]
+fn ledgers_are_compared_digest_by_digest_and_file_by_file() {
+    let (dir_a, dir_b) = (
+        fixture("diff/ledger/a/.state_shards"),
+        fixture("diff/ledger/b/.state_shards"),
+    );
+    let (a, b) = (ledger_files(&dir_a), ledger_files(&dir_b));
+    let added: BTreeSet<&String> = b.keys().filter(|d| !a.contains_key(*d)).collect();
+    let removed: BTreeSet<&String> = a.keys().filter(|d| !b.contains_key(*d)).collect();
+    let moved: BTreeSet<&String> = a
+        .iter()
+        .filter(|(d, files)| b.get(*d).is_some_and(|other| other != *files))
+        .map(|(d, _)| d)
+        .collect();
+    assert_eq!((added.len(), removed.len(), moved.len()), (3, 2, 20));
+    for (shards, count) in [(None, 16), (Some("8"), 8)] {
+        let args: Vec<&str> = shards.map_or(vec![], |n| vec!["--state-shards", n]);
+        let out = lj()
+            .args(["diff", "--format=json", "--max-examples", "0"])
+            .args(&args)
+            .arg(&dir_a)
+            .arg(&dir_b)
+            .output()
+            .unwrap();
+        assert_eq!((out.status.code(), &out.stderr[..]), (Some(1), &b""[..]));
+        let r: Diff = schema::parse(&out.stdout);
+        assert_eq!((r.kind, r.identical), (Kind::Ledger, false));
+        let l = r.ledger.as_ref().unwrap();
+        assert_eq!(l.shard_count, count);
+        assert_eq!(
+            (l.added, l.removed, l.moved, l.unchanged),
+            (3, 2, 20, b.len() as u64 - 3 - 20)
+        );
+        let (load_a, load_b) = (loaded(&a, count), loaded(&b, count));
+        assert_eq!(
+            (l.load_added, l.load_removed),
+            (
+                load_b.difference(&load_a).count() as u64,
+                load_a.difference(&load_b).count() as u64
+            ),
+            "at {count}"
+        );
+        let summary = r.ledger_summary();
+        assert_eq!(
+            (summary.a.distinct, summary.a.loaded, summary.a.unread),
+            (40, load_a.len() as u64, 40 - load_a.len() as u64)
+        );
+        assert_eq!((summary.b.files, summary.b.loaded), (8, 41));
+        // Each shard index: what each side's file holds, and how it changed.
+        for f in &l.files {
+            let in_file = |side: &BTreeMap<String, BTreeSet<u32>>| -> BTreeSet<String> {
+                side.iter()
+                    .filter(|(_, files)| files.contains(&f.index))
+                    .map(|(d, _)| d.clone())
+                    .collect()
+            };
+            let (fa, fb) = (in_file(&a), in_file(&b));
+            let gained: Vec<&String> = fb.difference(&fa).collect();
+            let lost: Vec<&String> = fa.difference(&fb).collect();
+            let expected = (
+                fa.len() as u64,
+                fb.len() as u64,
+                gained.iter().filter(|d| !a.contains_key(**d)).count() as u64,
+                lost.iter().filter(|d| !b.contains_key(**d)).count() as u64,
+                gained.iter().filter(|d| a.contains_key(**d)).count() as u64,
+                lost.iter().filter(|d| b.contains_key(**d)).count() as u64,
+            );
+            assert_eq!(
+                (
+                    f.digests_a,
+                    f.digests_b,
+                    f.added,
+                    f.removed,
+                    f.moved_in,
+                    f.moved_out
+                ),
+                expected,
+                "{}",
+                f.name
+            );
+            assert_eq!(f.read, f.index < count);
+        }
+        // Every change listed (--max-examples 0), each with its files.
+        let files_of = |files: &BTreeSet<u32>| -> serde_json::Value {
+            files
+                .iter()
+                .map(|i| format!("processed.{i:03}.log"))
+                .collect()
+        };
+        let mut expected: Vec<(ChangeKind, String, serde_json::Value, serde_json::Value)> =
+            Vec::new();
+        expected.extend(added.iter().map(|d| {
+            (
+                ChangeKind::Added,
+                d.to_string(),
+                json!(null),
+                files_of(&b[*d]),
+            )
+        }));
+        expected.extend(removed.iter().map(|d| {
+            (
+                ChangeKind::Removed,
+                d.to_string(),
+                files_of(&a[*d]),
+                json!(null),
+            )
+        }));
+        expected.extend(moved.iter().map(|d| {
+            let lost = a[*d].difference(&b[*d]).copied().collect();
+            let gained = b[*d].difference(&a[*d]).copied().collect();
+            (
+                ChangeKind::Changed,
+                d.to_string(),
+                files_of(&lost),
+                files_of(&gained),
+            )
+        }));
+        let listed: Vec<(ChangeKind, String, serde_json::Value, serde_json::Value)> = r
+            .changes
+            .iter()
+            .map(|c| {
+                assert_eq!(c.entity, "digest");
+                assert_eq!(
+                    c.field.as_deref(),
+                    (c.change == ChangeKind::Changed).then_some("files")
+                );
+                (
+                    c.change,
+                    c.id.clone().unwrap(),
+                    c.before.clone(),
+                    c.after.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(listed, expected);
+        assert_eq!(
+            r.counts,
+            [
+                ("digest_added".to_string(), 3),
+                ("digest_changed".to_string(), 20),
+                ("digest_removed".to_string(), 2)
+            ]
+            .into()
+        );
+    }
+    // The tables: per shard index, then the changes.
+    golden::assert_case("diff.ledgers");
+    golden::assert_case("diff.ledgers-of-state-directories");
+}
+
+/// `--max-examples N` lists the N smallest digests of each kind; the
+/// counts stay exact; the filters choose what is counted and listed, and
+/// decide the exit status as they do for journals.
+#[test]
+fn ledger_examples_are_the_smallest_and_filters_count_what_they_keep() {
+    let (a, b) = ("diff/ledger/a/.state_shards", "diff/ledger/b/.state_shards");
+    let (_, all) = diff_json(&["--max-examples", "0"], a, b);
+    let (exit, two) = diff_json(&["--max-examples", "2"], a, b);
+    assert_eq!(exit, 1);
+    assert_eq!(two.counts, all.counts, "counts are exact");
+    assert_eq!(two.ledger.as_ref().unwrap().max_examples, 2);
+    for kind in [ChangeKind::Added, ChangeKind::Removed, ChangeKind::Changed] {
+        let of = |r: &Diff| -> Vec<schema::Change> {
+            r.changes
+                .iter()
+                .filter(|c| c.change == kind)
+                .cloned()
+                .collect()
+        };
+        let (listed, every) = (of(&two), of(&all));
+        assert_eq!(
+            listed[..],
+            every[..2],
+            "{kind:?}: the two smallest, files and all"
+        );
+    }
+    golden::assert_case("diff.ledgers-max-examples");
+    // --only, --id and --ignore files: counted and listed as kept.
+    let first_moved = all
+        .changes
+        .iter()
+        .find(|c| c.change == ChangeKind::Changed)
+        .and_then(|c| c.id.clone())
+        .unwrap();
+    let prefix = &first_moved[..10];
+    let (exit, only) = diff_json(&["--only", "changed", "--id", prefix], a, b);
+    assert_eq!(exit, 1);
+    assert_eq!(only.counts, [("digest_changed".to_string(), 1)].into());
+    assert_eq!(only.changes.len(), 1);
+    assert_eq!(only.changes[0].id.as_deref(), Some(&*first_moved));
+    assert_eq!(
+        only.ledger,
+        all.ledger.clone().map(|mut l| {
+            l.max_examples = 10;
+            l
+        }),
+        "the ledger's totals ignore the filters"
+    );
+    let (exit, none) = diff_json(&["--only", "removed", "--id", prefix], a, b);
+    assert_eq!(
+        (exit, none.identical, none.changes.len()),
+        (0, false, 0),
+        "nothing left to show"
+    );
+    let (_, unmoved) = diff_json(&["--ignore", "files"], a, b);
+    assert_eq!(
+        unmoved.counts,
+        [
+            ("digest_added".to_string(), 3),
+            ("digest_removed".to_string(), 2)
+        ]
+        .into()
+    );
+    // --quiet: the status alone.
+    lj().args(["diff", "--quiet"])
+        .arg(fixture(a))
+        .arg(fixture(b))
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("");
+    let (exit, same) = diff_json(&[], a, a);
+    assert_eq!((exit, same.identical, same.changes.len()), (0, true, 0));
+    golden::assert_case("diff.ledgers-identical");
+}
+
+/// A state directory without `.state_shards/` is a ledger upstream loads
+/// nothing from; two shard files compare as one-file ledgers; a ledger
+/// cannot be compared with a journal, and a shard file named that is not
+/// there is an error.
+#[test]
+fn state_directories_shard_files_and_mixed_sides() {
+    let (exit, r) = diff_json(&[], "samples", "diff/ledger/b");
+    assert_eq!(exit, 1);
+    let summary = r.ledger_summary();
+    assert_eq!(summary.a.path, None);
+    assert_eq!((summary.a.distinct, summary.b.distinct), (0, 41));
+    assert_eq!(r.ledger.as_ref().unwrap().added, 41);
+    assert_eq!(
+        r.notes,
+        [
+            "only the digest ledgers are compared: name the journals or snapshots to compare those"
+                .to_string(),
+            format!(
+                "{} has no digest ledger (.state_shards/): upstream loads no digest from it",
+                fixture("samples").display()
+            )
+        ]
+    );
+    let (exit, files) = diff_json(
+        &[],
+        "diff/ledger/a/.state_shards/processed.001.log",
+        "diff/ledger/b/.state_shards/processed.001.log",
+    );
+    assert_eq!(exit, 1);
+    let l = files.ledger.as_ref().unwrap();
+    assert_eq!(
+        (l.shard_count, l.files.len(), l.added, l.moved),
+        (2, 1, 3, 0)
+    );
+    golden::assert_case("diff.ledger-files");
+    golden::assert_case("diff.ledger-and-journal");
+    let missing = fixture("diff/ledger/a/.state_shards/processed.000.log");
+    lj().arg("diff")
+        .arg(&missing)
+        .arg(fixture("diff/ledger/b/.state_shards/processed.000.log"))
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(format!(
+            "leasejournal: {}: no such file or directory\n",
+            missing.display()
+        ));
+}
+
+/// A directory and a FIFO at shard files' names hold no digest and are
+/// never opened (a FIFO would block); a shard file that cannot be read is
+/// the error, naming it, and nothing is written.
+#[test]
+fn special_and_unreadable_shard_files() {
+    let top = tempfile::tempdir().unwrap();
+    let (a, b) = (top.path().join("a"), top.path().join("b"));
+    crate::support::copy_dir_to(&fixture("diff/ledger/b/.state_shards"), &a);
+    crate::support::copy_dir_to(&fixture("diff/ledger/b/.state_shards"), &b);
+    fs::remove_file(b.join("processed.002.log")).unwrap();
+    fs::create_dir(b.join("processed.002.log")).unwrap();
+    fs::remove_file(b.join("processed.003.log")).unwrap();
+    let fifo = std::ffi::CString::new(b.join("processed.003.log").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let shards = |side: &Path| -> (PathBuf, PathBuf) {
+        let dir = side.with_extension("state");
+        fs::create_dir(&dir).unwrap();
+        fs::rename(side, dir.join(".state_shards")).unwrap();
+        (dir.clone(), dir.join(".state_shards"))
+    };
+    let ((_, a), (_, b)) = (shards(&a), shards(&b));
+    let out = lj()
+        .args(["diff", "--format=json"])
+        .arg(&a)
+        .arg(&b)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Diff = schema::parse(&out.stdout);
+    let l = r.ledger.unwrap();
+    let row = |i: usize| {
+        let f = &l.files[i];
+        (f.a.as_deref(), f.b.as_deref(), f.digests_b, f.removed)
+    };
+    let in_a = |name: &str| {
+        ledger_files(&a)
+            .values()
+            .filter(|f| f.contains(&name.parse::<u32>().unwrap()))
+            .count() as u64
+    };
+    assert_eq!(row(2), (Some("file"), Some("dir"), 0, in_a("2")));
+    assert_eq!(row(3), (Some("file"), Some("other"), 0, in_a("3")));
+    golden::assert_run(
+        "test.diff.ledger-dir-and-fifo",
+        "diff $DIR/a.state/.state_shards $DIR/b.state/.state_shards",
+        lj().arg("diff")
+            .arg(&a)
+            .arg(&b)
+            .env("COLUMNS", "100")
+            .timeout(Duration::from_secs(60)),
+        Some(top.path()),
+    );
+    // Unreadable: as a user who may not read it (root reads anything).
+    let before = crate::support::names(&a);
+    let unreadable = a.join("processed.005.log");
+    fs::set_permissions(&unreadable, fs::Permissions::from_mode(0o000)).unwrap();
+    for dir in [top.path(), a.parent().unwrap(), &a, b.parent().unwrap(), &b] {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (mut cmd, _keep) = crate::support::unprivileged_command();
+    let out = cmd.arg("diff").arg(&a).arg(&b).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "leasejournal: {}: permission denied\n",
+            unreadable.display()
+        )
+    );
+    assert_eq!(crate::support::names(&a), before, "nothing written");
 }

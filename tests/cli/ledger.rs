@@ -117,6 +117,19 @@ fn every_upstream_ledger_case_agrees() {
                 let digests: BTreeSet<String> = file.digests.iter().flatten().cloned().collect();
                 let ours = load(&shards, expected.shard_count, Some(&file.name));
                 assert_eq!(ours, digests, "{name}: {} digests", file.name);
+                // The fuzz properties' plain reading of upstream agrees too.
+                if file.kind == "file" && shards.join(&file.name).is_file() {
+                    let bytes = fs::read(shards.join(&file.name)).unwrap();
+                    let (lines, ..) = leasejournal::fuzzing::ledger_reference(&bytes);
+                    let plain: BTreeSet<String> = lines
+                        .iter()
+                        .filter_map(|l| match l.judged {
+                            ledger::line::Judged::Valid(d) => Some(d.to_string()),
+                            ledger::line::Judged::Ignored(_) => None,
+                        })
+                        .collect();
+                    assert_eq!(plain, digests, "{name}: {} plain reading", file.name);
+                }
             }
         }
         // The command says the same, counts first.
@@ -233,4 +246,198 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// The damaged ledgers of the golden table (`multimaster-*.inspect`,
+/// human output compared whole there), through their JSON: what upstream
+/// loads at the case's count, and each damage where it is.
+#[test]
+fn damaged_ledgers_say_what_upstream_reads_and_loses() {
+    let inspect = |case: &str| -> (Expected, crate::schema::Ledger) {
+        let dir = fixture("multimaster").join(case);
+        let expected: Expected =
+            serde_json::from_slice(&fs::read(dir.join("expected.json")).unwrap()).unwrap();
+        let report: LedgerInspection = json_ok(
+            lj().args(["inspect", "--format=json", "--state-shards"])
+                .arg(expected.shard_count.to_string())
+                .arg(dir.join(ledger::DIR)),
+        );
+        assert_eq!(
+            report.ledger.digests,
+            expected.load_recent.len() as u64,
+            "{case}: what load_recent returned"
+        );
+        (expected, report.ledger)
+    };
+    let file = |l: &crate::schema::Ledger, name: &str| -> (bool, String, u64, u64) {
+        let f = l.files.iter().find(|f| f.name == name).expect(name);
+        let scan = f.scan.as_ref().expect("a shard file");
+        (
+            f.read,
+            scan.tail.kind.clone(),
+            scan.valid,
+            scan.ignored.total(),
+        )
+    };
+    // A torn tail, in a file a shrink to one shard no longer reads.
+    let (_, l) = inspect("l010");
+    assert_eq!(file(&l, "processed.004.log"), (false, "torn".into(), 18, 1));
+    assert_eq!((l.unread, l.ignored.wrong_length), (77, 1));
+    // Uppercase digests, and a NUL run an append was glued onto.
+    let (_, l) = inspect("l025");
+    assert_eq!((l.ignored.uppercase, l.ignored.nul), (2, 1));
+    // CRLF: read as upstream reads it, every digest kept.
+    let (_, l) = inspect("l026");
+    assert_eq!(file(&l, "processed.007.log"), (true, "clean".into(), 1, 0));
+    assert_eq!(l.ignored, Default::default());
+    // A NUL tail: the next append is lost.
+    let (_, l) = inspect("l028");
+    assert_eq!(file(&l, "processed.003.log").1, "nul");
+    assert_eq!((l.duplicates, l.ignored.nul), (5, 1));
+    // Fewer shards than files: the files at and above the count unread.
+    let (expected, l) = inspect("l009");
+    assert_eq!(l.shard_count, 4);
+    assert_eq!(l.fitting_counts, Some(vec![5]));
+    assert!(!file(&l, "processed.004.log").0, "index 4 is not read at 4");
+    assert_eq!(l.unread, l.distinct - expected.load_recent.len() as u64);
+    assert!(l.unread > 0);
+    // Foreign names: listed, never read, never scanned.
+    let (expected, l) = inspect("l020");
+    let foreign: Vec<(&str, Option<u32>, bool)> = l
+        .files
+        .iter()
+        .filter(|f| f.index.is_none())
+        .map(|f| (f.name.as_str(), f.index, f.read || f.scan.is_some()))
+        .collect();
+    let names: Vec<&str> = expected
+        .files
+        .iter()
+        .filter(|f| f.index.is_none())
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(foreign.iter().map(|f| f.0).collect::<Vec<_>>(), names);
+    assert!(foreign.iter().all(|f| f.1.is_none() && !f.2));
+}
+
+/// A directory where a shard file would be (upstream's `open` fails and
+/// skips it) is listed as `dir`; a FIFO is listed as `other` and never
+/// opened: the bytes waiting in it are still there after `inspect`, which
+/// a read would have taken (and an open without O_NONBLOCK would have
+/// hung on).
+#[test]
+fn a_directory_or_a_fifo_at_a_shard_name_is_listed_and_never_opened() {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let case = cases()
+        .into_iter()
+        .find(|(name, ..)| name == "l019")
+        .unwrap();
+    let (_, copy, expected) = case;
+    let shards = copy.path().join(ledger::DIR);
+    assert!(shards.join("processed.007.log").is_dir());
+    let fifo = shards.join("processed.008.log");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    // Held open for reading and writing: a reader of the FIFO would not
+    // block on the open, and would take these bytes.
+    let mut held = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    held.write_all(b"0123456789abcdef\n").unwrap();
+    crate::golden::assert_run(
+        "test.ledger.dir-and-fifo",
+        "inspect --state-shards 9 $DIR/.state_shards",
+        lj().args(["inspect", "--state-shards", "9"])
+            .arg(&shards)
+            .env("COLUMNS", "100")
+            .timeout(std::time::Duration::from_secs(60)),
+        Some(copy.path()),
+    );
+    let report: LedgerInspection = json_ok(
+        lj().args(["inspect", "--format=json", "--state-shards", "9"])
+            .arg(&shards)
+            .timeout(std::time::Duration::from_secs(60)),
+    );
+    let l = report.ledger;
+    assert_eq!(l.digests, expected.load_recent.len() as u64);
+    let special: Vec<(&str, &str, bool, bool)> = l
+        .files
+        .iter()
+        .filter(|f| f.kind != "file")
+        .map(|f| (f.name.as_str(), f.kind.as_str(), f.read, f.scan.is_some()))
+        .collect();
+    assert_eq!(
+        special,
+        [
+            ("processed.007.log", "dir", true, false),
+            ("processed.008.log", "other", true, false)
+        ]
+    );
+    let mut left = Vec::new();
+    held.read_to_end(&mut left).ok();
+    assert_eq!(left, b"0123456789abcdef\n", "nobody read the FIFO");
+}
+
+/// A shard file that cannot be read is the error, naming it (exit 2, as
+/// for every input that cannot be read), with nothing on stdout and
+/// nothing written: upstream would skip the file, but what it holds
+/// cannot be told. Run as a user who may not read it: root reads anything.
+#[test]
+fn an_unreadable_shard_file_is_the_error_naming_it() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let (_, copy, _) = cases()
+        .into_iter()
+        .find(|(name, ..)| name == "l003")
+        .unwrap();
+    // A state directory too: its ledger is read with it.
+    fs::copy(
+        fixture("diff/a.jsonl"),
+        copy.path().join(".work_leases.jsonl"),
+    )
+    .unwrap();
+    let shards = copy.path().join(ledger::DIR);
+    let unreadable = shards.join("processed.002.log");
+    fs::set_permissions(&unreadable, fs::Permissions::from_mode(0o000)).unwrap();
+    for dir in [copy.path(), &shards] {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let listing = || -> Vec<(String, u64)> {
+        let mut all = Vec::new();
+        for dir in [copy.path(), &shards] {
+            for entry in fs::read_dir(dir).unwrap() {
+                let entry = entry.unwrap();
+                let meta = entry.metadata().unwrap();
+                all.push((entry.path().display().to_string(), meta.len()));
+            }
+        }
+        all.sort();
+        all
+    };
+    let before = listing();
+    for target in [
+        shards.clone(),
+        copy.path().to_path_buf(),
+        unreadable.clone(),
+    ] {
+        let (mut cmd, _keep) = crate::support::unprivileged_command();
+        let out = cmd.arg("inspect").arg(&target).output().unwrap();
+        let shown = target.display();
+        assert_eq!(out.status.code(), Some(2), "{shown}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{shown}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "leasejournal: {}: permission denied\n",
+                unreadable.display()
+            ),
+            "{shown}"
+        );
+    }
+    assert_eq!(listing(), before, "nothing written, created or locked");
 }

@@ -117,6 +117,36 @@ fn readme_example_is_real_output() {
     );
 }
 
+/// The README's diff of two ledgers is real output: the re-shard of
+/// fixtures/diff/ledger, compared at 8 shards.
+#[test]
+fn readme_ledger_diff_is_real_output() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let args = [
+        "diff",
+        "--state-shards",
+        "8",
+        "--max-examples",
+        "2",
+        "fixtures/diff/ledger/a/.state_shards",
+        "fixtures/diff/ledger/b/.state_shards",
+    ];
+    let out = lj()
+        .args(args)
+        .args(["--color", "never"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let block = format!("```text\n$ leasejournal {}\n{text}```", args.join(" "));
+    assert!(
+        readme.contains(&block),
+        "README's ledger diff differs from the real output:\n{block}"
+    );
+}
+
 /// The README's runbook ("After a reboot or crash") shows real output:
 /// each block is what the command prints on a copy of
 /// fixtures/runbook, run from there, at --now 1754550100.

@@ -74,7 +74,7 @@ fn the_glue_search_stress_lines_are_corrupt_and_hide_nothing() {
 
 #[test]
 fn fixtures_pass_every_property() {
-    for dir in ["fidelity", "samples", "verify", "diff"] {
+    for dir in ["fidelity", "samples", "verify", "diff", "multimaster"] {
         for file in files_under(fixture(dir)) {
             leasejournal::fuzzing::check_all(&std::fs::read(&file).unwrap());
         }

@@ -591,6 +591,13 @@ pub struct LedgerReasons {
     pub other: u64,
 }
 
+impl LedgerReasons {
+    /// Every ignored line.
+    pub fn total(&self) -> u64 {
+        self.blank + self.uppercase + self.wrong_length + self.non_hex + self.nul + self.other
+    }
+}
+
 /// One name in `.state_shards/`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1365,12 +1372,79 @@ pub struct JournalSummary {
     pub b: StateView,
 }
 
+/// What one ledger of a diff holds and loads.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerTotals {
+    pub path: Option<String>,
+    pub files: u64,
+    pub distinct: u64,
+    pub loaded: u64,
+    pub unread: u64,
+    pub over_limit: u64,
+}
+
+/// Ledger totals of each side.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerSummary {
+    pub a: LedgerTotals,
+    pub b: LedgerTotals,
+}
+
 /// Totals of each side, by kind.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum DiffSummary {
     Snapshot(SnapshotSummary),
     Journal(JournalSummary),
+    Ledger(LedgerSummary),
+}
+
+/// What `diff` compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DiffKind {
+    Journal,
+    Snapshot,
+    Ledger,
+}
+
+/// One shard index of two ledgers, compared.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileDiff {
+    pub name: String,
+    pub index: u32,
+    pub read: bool,
+    /// `file`, `dir`, `other`; `None`: absent.
+    #[serde(deserialize_with = "present")]
+    pub a: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub b: Option<String>,
+    pub digests_a: u64,
+    pub digests_b: u64,
+    pub added: u64,
+    pub removed: u64,
+    pub moved_in: u64,
+    pub moved_out: u64,
+}
+
+/// Two ledgers, compared.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerDiff {
+    pub shard_count: u32,
+    /// `option` or `files`.
+    pub shard_count_from: String,
+    pub added: u64,
+    pub removed: u64,
+    pub moved: u64,
+    pub unchanged: u64,
+    pub load_added: u64,
+    pub load_removed: u64,
+    pub max_examples: usize,
+    pub files: Vec<FileDiff>,
 }
 
 /// A record in B, with what replay did with it.
@@ -1421,7 +1495,7 @@ pub enum Bytes {
 #[serde(deny_unknown_fields)]
 pub struct Diff {
     pub schema_version: u32,
-    pub kind: Kind,
+    pub kind: DiffKind,
     pub a: String,
     pub b: String,
     pub identical: bool,
@@ -1432,6 +1506,8 @@ pub struct Diff {
     pub bytes: Option<Bytes>,
     #[serde(deserialize_with = "present")]
     pub history: Option<BTreeMap<String, Vec<RecordAt>>>,
+    #[serde(deserialize_with = "present")]
+    pub ledger: Option<LedgerDiff>,
     pub notes: Vec<String>,
 }
 
@@ -1470,6 +1546,14 @@ impl Diff {
         match &self.summary {
             DiffSummary::Snapshot(s) => s,
             other => panic!("not a snapshot summary: {other:?}"),
+        }
+    }
+
+    /// The ledgers' summary; panics for the other kinds.
+    pub fn ledger_summary(&self) -> &LedgerSummary {
+        match &self.summary {
+            DiffSummary::Ledger(s) => s,
+            other => panic!("not a ledger summary: {other:?}"),
         }
     }
 }

@@ -12,13 +12,14 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Value as Json, json};
 
-use super::{Change, ChangeKind, DiffReport, Filter, Side, Summary, count, float, int, int_delta};
+use super::{
+    Change, ChangeKind, DiffKind, DiffReport, Filter, Side, Summary, count, float, int, int_delta,
+};
 use crate::engine::journal::{
     self, Active, LineEvent, LineKind, LineReader, Observer, Replay, StateView, WorkId,
 };
 use crate::operations::schema;
 use crate::store::error::{InputError, in_words};
-use crate::store::format::Kind;
 use crate::store::open;
 
 fn active_json(a: &Active) -> Json {
@@ -443,7 +444,7 @@ pub(super) fn compare(
     let state_a = StateView::of(&scan_a.replay);
     Ok(DiffReport {
         schema_version: schema::DIFF,
-        kind: Kind::Journal,
+        kind: DiffKind::Journal,
         a: a.path.display().to_string(),
         b: b.path.display().to_string(),
         identical,
@@ -457,6 +458,7 @@ pub(super) fn compare(
         },
         bytes: Some(bytes),
         history,
+        ledger: None,
         notes: Vec::new(),
     })
 }

@@ -1,13 +1,16 @@
 //! `diff` as data: what changed between two snapshots ([`snapshot`]: their
-//! restored views, keyed by task id) or two journals ([`journal`]: their
+//! restored views, keyed by task id), two journals ([`journal`]: their
 //! replay states, plus the forensic facts about their bytes: whether one
-//! is the other plus appended records, or where they diverge), in the
-//! terms of the domain. This module holds what the two comparisons share
-//! (a change, the filter, the report) and [`run`], which opens the two
-//! files, read-only, and hands them to the comparison of their kind. The
-//! comparing itself is pure: values and readers in, a report out.
+//! is the other plus appended records, or where they diverge) or two
+//! digest ledgers ([`ledger`]: their digests per shard file, and what
+//! upstream loads from each), in the terms of the domain. This module
+//! holds what the comparisons share (a change, the filter, the report) and
+//! [`run`], which opens the two sides, read-only, and hands them to the
+//! comparison of their kind. The comparing itself is pure: values and
+//! readers in, a report out.
 
 pub mod journal;
+pub mod ledger;
 pub mod snapshot;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,13 +23,15 @@ use serde_json::{Value as Json, json};
 pub use journal::{
     Bytes, FromOffset, RecordAt, RecordsOf, Relation, TailKind, line_at, relate, replays,
 };
+pub use ledger::{FileDiff, LedgerDiff, LedgerDiffOptions, LedgerSide, LedgerTotals};
 pub use snapshot::{SnapshotDiff, SnapshotSide, Totals, snapshots};
 
 use crate::engine::journal::{Clock, StateView};
 use crate::engine::json::{PyInt, float_repr_any};
 use crate::operations::exit::Exit;
 use crate::store::error::InputError;
-use crate::store::format::Kind;
+use crate::store::format::{Kind, LEDGER_DIR};
+use crate::store::ledger as ledger_dir;
 use crate::store::lock::ProcLocks;
 use crate::store::open;
 use crate::store::resolve::{self, Purpose, Target};
@@ -75,12 +80,23 @@ pub struct Filter {
 
 impl Filter {
     fn keeps(&self, c: &Change) -> bool {
-        c.field.is_none_or(|f| !self.ignore.contains(f))
-            && self.only.is_none_or(|k| k == c.change)
+        self.keeps_parts(c.field, c.change, c.id.as_deref())
+    }
+
+    /// Whether a change of `field` (none: an entity added or removed), of
+    /// this kind, to `id` is kept.
+    fn keeps_parts(&self, field: Option<&str>, change: ChangeKind, id: Option<&str>) -> bool {
+        field.is_none_or(|f| !self.ignore.contains(f))
+            && self.only.is_none_or(|k| k == change)
             && self
                 .id_prefix
                 .as_deref()
-                .is_none_or(|p| c.id.as_deref().is_some_and(|id| id.starts_with(p)))
+                .is_none_or(|p| id.is_some_and(|id| id.starts_with(p)))
+    }
+
+    /// Whether any filter is set.
+    fn is_set(&self) -> bool {
+        !self.ignore.is_empty() || self.only.is_some() || self.id_prefix.is_some()
     }
 }
 
@@ -139,6 +155,25 @@ pub enum Summary {
         /// B's state.
         b: StateView,
     },
+    /// Digest ledgers: what each holds and loads.
+    Ledger {
+        /// A's ledger.
+        a: LedgerTotals,
+        /// B's ledger.
+        b: LedgerTotals,
+    },
+}
+
+/// What `diff` compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DiffKind {
+    /// Two snapshots.
+    Snapshot,
+    /// Two journals.
+    Journal,
+    /// Two digest ledgers (of two state directories, perhaps).
+    Ledger,
 }
 
 /// The `diff --format json` document.
@@ -146,18 +181,20 @@ pub enum Summary {
 pub struct DiffReport {
     /// Contract version.
     pub schema_version: u32,
-    /// `snapshot` or `journal`.
-    pub kind: Kind,
+    /// `snapshot`, `journal` or `ledger`.
+    pub kind: DiffKind,
     /// A's path.
     pub a: String,
     /// B's path.
     pub b: String,
     /// Whether the two are identical (journals: byte for byte; snapshots:
-    /// restored views and configuration), regardless of filters.
+    /// restored views and configuration; ledgers: the same digests in the
+    /// same files), regardless of filters.
     pub identical: bool,
-    /// The changes (after `--ignore`, `--only`, `--id`).
+    /// The changes (after `--ignore`, `--only`, `--id`); for ledgers at
+    /// most `--max-examples` of each kind, the smallest digests.
     pub changes: Vec<Change>,
-    /// Changes by entity and kind.
+    /// Changes by entity and kind (exact, after the filters).
     pub counts: BTreeMap<String, u64>,
     /// Totals of each side.
     pub summary: Summary,
@@ -165,41 +202,62 @@ pub struct DiffReport {
     pub bytes: Option<Bytes>,
     /// Journals with `--history`: B's records of each changed id.
     pub history: Option<BTreeMap<String, Vec<RecordAt>>>,
+    /// Ledgers: the comparison per shard index, and of what upstream loads.
+    pub ledger: Option<LedgerDiff>,
     /// Remarks (a side that does not restore, …).
     pub notes: Vec<String>,
 }
 
-/// Compares A and B (two journals or two snapshots; `-` is standard input
-/// for one of them), read as `kind` when given. Returns the report and the
-/// exit status as diff(1) has it: same, or different.
+/// Compares A and B (two journals, two snapshots, or two digest ledgers:
+/// `.state_shards/` directories, `processed.NNN.log` files or the ledgers
+/// of state directories; `-` is standard input for one journal or
+/// snapshot), read as `kind` when given. Returns the report and the exit
+/// status as diff(1) has it: same, or different.
 pub fn run(
     (a, b): (&Path, &Path),
     kind: Option<Kind>,
     filter: &Filter,
     with_history: bool,
+    ledgers: LedgerDiffOptions,
 ) -> anyhow::Result<(DiffReport, Exit)> {
     if open::is_stdin(a) && open::is_stdin(b) {
         anyhow::bail!("diff reads standard input for one side only (- given for A and B)");
     }
-    let side_a = open_side(a, kind)?;
-    let side_b = open_side(b, kind)?;
-    if side_a.kind != side_b.kind {
-        anyhow::bail!(
-            "cannot compare {} (a {}) with {} (a {}): diff compares two journals or two snapshots",
+    let proc_locks = ProcLocks::default();
+    let report = match (
+        open_side(a, kind, &proc_locks)?,
+        open_side(b, kind, &proc_locks)?,
+    ) {
+        (Opened::File(side_a), Opened::File(side_b)) if side_a.kind == side_b.kind => {
+            match side_a.kind {
+                Kind::Snapshot => snapshot::compare(side_a, side_b, filter)?,
+                Kind::Journal => journal::compare(&side_a, &side_b, filter, with_history)?,
+            }
+        }
+        (Opened::Ledger(side_a), Opened::Ledger(side_b)) => {
+            if side_a.dir.is_none() && side_b.dir.is_none() {
+                anyhow::bail!(
+                    "neither {} nor {} holds a digest ledger ({}/): diff compares two files, or \
+                     two state directories' ledgers (name the journals or snapshots in them)",
+                    a.display(),
+                    b.display(),
+                    LEDGER_DIR
+                );
+            }
+            ledger::compare(&side_a, &side_b, filter, ledgers)?
+        }
+        (side_a, side_b) => anyhow::bail!(
+            "cannot compare {} (a {}) with {} (a {}): diff compares two journals, two snapshots \
+             or two digest ledgers",
             a.display(),
-            side_a.kind.name(),
+            side_a.name(),
             b.display(),
-            side_b.kind.name()
-        );
-    }
-    let report = match side_a.kind {
-        Kind::Snapshot => snapshot::compare(side_a, side_b, filter)?,
-        Kind::Journal => journal::compare(&side_a, &side_b, filter, with_history)?,
+            side_b.name()
+        ),
     };
     // With --ignore, --only or --id the answer is about what is compared,
     // as diff -I answers: nothing left to show is "same".
-    let filtered = !filter.ignore.is_empty() || filter.only.is_some() || filter.id_prefix.is_some();
-    let same = if filtered {
+    let same = if filter.is_set() {
         report.changes.is_empty()
     } else {
         report.identical
@@ -220,21 +278,62 @@ struct Side<'p> {
     file: File,
 }
 
-/// Opens one side: a file, never a directory.
-fn open_side(path: &Path, kind: Option<Kind>) -> Result<Side<'_>, InputError> {
-    match resolve::resolve(path, kind, Purpose::Read(&ProcLocks::default()))? {
+/// What a side is.
+enum Opened<'p> {
+    /// A journal or a snapshot.
+    File(Side<'p>),
+    /// A digest ledger, or a state directory (and its ledger).
+    Ledger(LedgerSide<'p>),
+}
+
+impl Opened<'_> {
+    /// What it is, in words.
+    fn name(&self) -> &'static str {
+        match self {
+            Opened::File(side) => side.kind.name(),
+            Opened::Ledger(side) if side.state_directory => "state directory",
+            Opened::Ledger(_) => "digest ledger",
+        }
+    }
+}
+
+/// Opens one side: a journal or a snapshot; a ledger's directory or one
+/// of its files (by name, unless `kind` says otherwise); or a state
+/// directory, whose ledger is compared.
+fn open_side<'p>(
+    path: &'p Path,
+    kind: Option<Kind>,
+    proc_locks: &ProcLocks,
+) -> Result<Opened<'p>, InputError> {
+    if kind.is_none() && !open::is_stdin(path) {
+        let ledger = |dir| {
+            Opened::Ledger(LedgerSide {
+                path,
+                state_directory: false,
+                dir: Some(dir),
+            })
+        };
+        if ledger_dir::is_ledger_dir(path) {
+            return Ok(ledger(ledger_dir::examine(path)?));
+        }
+        if let Some(dir) = ledger_dir::single(path)? {
+            return Ok(ledger(dir));
+        }
+    }
+    match resolve::resolve(path, kind, Purpose::Read(proc_locks))? {
         Target::File {
             kind, prefix, file, ..
-        } => Ok(Side {
+        } => Ok(Opened::File(Side {
             path,
             kind,
             prefix,
             file,
-        }),
-        Target::Directory(_) => Err(InputError::new(
+        })),
+        Target::Directory(dir) => Ok(Opened::Ledger(LedgerSide {
             path,
-            "is a directory; diff compares two files (name the journals or snapshots in it)",
-        )),
+            state_directory: true,
+            dir: dir.ledger,
+        })),
     }
 }
 

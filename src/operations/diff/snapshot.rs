@@ -8,13 +8,14 @@ use std::io::Read;
 use serde::Serialize;
 use serde_json::{Value as Json, json};
 
-use super::{Change, ChangeKind, DiffReport, Filter, Side, Summary, count, float, int, int_delta};
+use super::{
+    Change, ChangeKind, DiffKind, DiffReport, Filter, Side, Summary, count, float, int, int_delta,
+};
 use crate::engine::journal::Clock;
 use crate::engine::json::PyInt;
 use crate::engine::snapshot::{self, Restored, TaskLease, TaskStats};
 use crate::operations::schema;
 use crate::store::error::{InputError, in_words};
-use crate::store::format::Kind;
 
 /// Cumulative statistics of one side.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -281,7 +282,7 @@ pub(super) fn compare(a: Side<'_>, b: Side<'_>, filter: &Filter) -> Result<DiffR
     );
     Ok(DiffReport {
         schema_version: schema::DIFF,
-        kind: Kind::Snapshot,
+        kind: DiffKind::Snapshot,
         a: path_a.display().to_string(),
         b: path_b.display().to_string(),
         identical: d.identical,
@@ -295,6 +296,7 @@ pub(super) fn compare(a: Side<'_>, b: Side<'_>, filter: &Filter) -> Result<DiffR
         },
         bytes: None,
         history: None,
+        ledger: None,
         notes,
     })
 }
