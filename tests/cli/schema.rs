@@ -562,8 +562,9 @@ pub struct LedgerInspection {
 pub struct Ledger {
     pub path: String,
     pub shard_count: u32,
-    /// `option` (`--state-shards`) or `files`.
-    pub shard_count_from: String,
+    pub shard_count_from: CountSource,
+    #[serde(deserialize_with = "present")]
+    pub shard_count_note: Option<String>,
     pub digests: u64,
     pub unread: u64,
     pub distinct: u64,
@@ -577,6 +578,72 @@ pub struct Ledger {
     pub fitting_counts: Option<Vec<u32>>,
     pub files: Vec<LedgerFile>,
     pub queries: Vec<LedgerQuery>,
+}
+
+/// Where the shard count a ledger is read at comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CountSource {
+    /// `--state-shards`.
+    Option,
+    /// `SYMCC_STATE_SHARDS`.
+    Environment,
+    /// `min(64, --workers)`.
+    Workers,
+    /// The smallest count that reads every shard file.
+    Files,
+}
+
+/// A state directory's ledger as the next master start reads it
+/// (`verify`'s targets, `recover`'s forecast).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerView {
+    pub path: String,
+    pub used: bool,
+    /// `null` exactly when it is not used.
+    #[serde(deserialize_with = "present")]
+    pub read: Option<LedgerSummary>,
+}
+
+/// The ledger at the next start's count, in numbers.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerSummary {
+    pub shard_count: u32,
+    pub shard_count_from: CountSource,
+    #[serde(deserialize_with = "present")]
+    pub shard_count_note: Option<String>,
+    pub digests: u64,
+    pub unread: u64,
+    pub distinct: u64,
+    pub over_limit: u64,
+    #[serde(deserialize_with = "present")]
+    pub fitting_counts: Option<Vec<u32>>,
+    pub unread_files: Vec<String>,
+}
+
+/// Whether the AFL rescan of the next start dispatches an item's input
+/// again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rescan {
+    #[serde(deserialize_with = "present")]
+    pub sees_again: Option<bool>,
+    pub why: RescanWhy,
+}
+
+/// Why the rescan sees an input again or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RescanWhy {
+    Loaded,
+    MayBeDropped,
+    Unread,
+    NotInLedger,
+    LedgerOff,
+    Continuation,
+    NoDigest,
 }
 
 /// Ignored ledger lines by reason.
@@ -715,6 +782,10 @@ pub struct Target {
     pub master_lock: Option<String>,
     #[serde(deserialize_with = "present")]
     pub remote_master: Option<RemoteMaster>,
+    /// A state directory's digest ledger; `null` for a file or a directory
+    /// without one.
+    #[serde(deserialize_with = "present")]
+    pub ledger: Option<LedgerView>,
 }
 
 /// What verify knows of a master on another host.
@@ -770,6 +841,7 @@ pub struct MustDo {
 #[serde(deny_unknown_fields)]
 pub struct CheckError {
     pub path: String,
+    pub file: String,
     pub message: String,
 }
 
@@ -826,6 +898,7 @@ impl Verify {
 pub enum Remedy {
     Repair,
     MigrateSnapshot,
+    ReshardLedger,
 }
 
 /// One catalog entry.
@@ -1232,6 +1305,12 @@ pub struct Requeue {
     /// The file and id of an earlier lease that rebuilds to the same item.
     #[serde(deserialize_with = "present")]
     pub duplicate_of: Option<(String, Id)>,
+    /// The payload's `sha256`, when it is a content digest.
+    #[serde(deserialize_with = "present")]
+    pub digest: Option<String>,
+    /// Set exactly when the forecast has a `ledger`.
+    #[serde(deserialize_with = "present")]
+    pub rescan: Option<Rescan>,
 }
 
 /// The first record resume appends to a journal.
@@ -1269,6 +1348,8 @@ pub struct Forecast {
     pub mode: String,
     pub now: f64,
     pub files: Vec<ForecastFile>,
+    #[serde(deserialize_with = "present")]
+    pub ledger: Option<LedgerView>,
 }
 
 impl Forecast {
@@ -1287,6 +1368,7 @@ impl Forecast {
                     "{}: {r:?}",
                     file.path
                 );
+                assert_eq!(r.rescan.is_some(), self.ledger.is_some(), "{r:?}");
             }
             let count = |o| file.reclaims.iter().filter(|r| r.outcome == o).count() as u64;
             assert_eq!(
