@@ -120,7 +120,7 @@ impl NextStart {
                         if self.workers.is_some() {
                             ""
                         } else {
-                            ", and --workers is not given"
+                            ", and no worker count is given"
                         }
                     ));
                 }

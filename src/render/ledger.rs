@@ -147,13 +147,14 @@ fn view_line(v: &LedgerView, s: &Styles) -> String {
         }
         other => count_source(other, r.shard_count_note.as_deref()),
     };
+    let shards = plural(u64::from(n), "shard", "shards");
     let mut line = format!(
-        "{path}: read at {n} shards ({from}): {} loaded",
+        "{path}: read at {shards} ({from}): {} loaded",
         plural(r.digests, "digest", "digests")
     );
     if r.unread > 0 {
         line += &s.error(&format!(
-            ", {} only in files {n} shards never read",
+            ", {} only in files {shards} never read",
             count(r.unread)
         ));
     }

@@ -346,7 +346,7 @@ fn the_count_comes_from_the_option_the_environment_the_workers_or_the_files() {
             5,
             CountSource::Files,
             Some(
-                "SYMCC_STATE_SHARDS='' is not an integer: the master uses min(64, workers) instead, and --workers is not given",
+                "SYMCC_STATE_SHARDS='' is not an integer: the master uses min(64, workers) instead, and no worker count is given",
             ),
         ),
         (&[], &[], 5, CountSource::Files, None),
@@ -385,6 +385,14 @@ fn the_count_comes_from_the_option_the_environment_the_workers_or_the_files() {
         assert_eq!(
             report.count("ledger-count-unknown"),
             u64::from(*from == CountSource::Files),
+            "{what}"
+        );
+        // Written with 5: at another count (but 1, whose one file holds
+        // every shard) its digests sit in files their shard does not name,
+        // which only a count the start uses can say.
+        assert_eq!(
+            report.count("ledger-misplaced") > 0,
+            ![1, 5].contains(count) && *from != CountSource::Files,
             "{what}"
         );
         if *count == 4 {

@@ -119,6 +119,7 @@ fn names(all: &[&str]) -> String {
 fn whole(f: &mut Findings, report: &LedgerReport, s: &Settings) {
     let dir = report.path.as_str();
     let n = report.shard_count;
+    let shards = plural(u64::from(n), "shard", "shards");
     let note = report
         .shard_count_note
         .as_deref()
@@ -135,11 +136,11 @@ fn whole(f: &mut Findings, report: &LedgerReport, s: &Settings) {
         let unread = report.unread_files();
         f.add(s, Code::LedgerUnreadShards, dir, At::default(), || {
             format!(
-                "at {n} shards ({}{note}) the master never reads {}: {} of the {} distinct digests {} only there, and the AFL rescan dispatches their inputs again; {}",
+                "at {shards} ({}{note}) the master never reads {}: {} of {} {} only there, and the AFL rescan dispatches their inputs again; {}",
                 source(report),
                 names(&unread),
                 count(report.unread),
-                count(report.distinct),
+                plural(report.distinct, "distinct digest", "distinct digests"),
                 if report.unread == 1 { "is" } else { "are" },
                 fits(report)
             )
@@ -148,7 +149,7 @@ fn whole(f: &mut Findings, report: &LedgerReport, s: &Settings) {
     if report.over_limit > 0 {
         f.add(s, Code::LedgerOverLimit, dir, At::default(), || {
             format!(
-                "{} distinct digests in the files {n} shards read, {} beyond {}: upstream drops that many, arbitrary ones, and the AFL rescan dispatches their inputs again",
+                "{} distinct digests in the files {shards} read, {} beyond {}: upstream drops that many, arbitrary ones, and the AFL rescan dispatches their inputs again",
                 count(report.digests + report.over_limit),
                 count(report.over_limit),
                 count(MAX_DEDUP_ENTRIES)
@@ -230,18 +231,22 @@ fn each_file(
         })?;
     }
     let n = report.shard_count;
-    if scan.misplaced > 0 {
+    // Only a count the next start uses says where a digest belongs.
+    if scan.misplaced > 0 && report.shard_count_from != CountSource::Files {
         f.add(s, Code::LedgerMisplaced, &path, At::default(), || {
-            format!(
-                "{} of its {} {} to other shards at {n}: loaded all the same",
-                count(scan.misplaced),
-                plural(scan.valid, "digest", "digests"),
-                if scan.misplaced == 1 {
-                    "belongs"
-                } else {
-                    "belong"
+            let which = match (scan.misplaced, scan.valid) {
+                (1, 1) => "its digest belongs to another shard".to_string(),
+                (1, v) => format!("1 of its {v} digests belongs to another shard"),
+                (m, v) if m == v => {
+                    format!("all {} of its digests belong to other shards", count(v))
                 }
-            )
+                (m, v) => format!(
+                    "{} of its {} digests belong to other shards",
+                    count(m),
+                    count(v)
+                ),
+            };
+            format!("{which} at {n}: loaded all the same")
         });
     }
     if scan.duplicates > 0 {
