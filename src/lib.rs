@@ -49,8 +49,10 @@
 //!   tail), `engine::ledger::set` (distinct digests in ~37 bytes each, two
 //!   open-addressed tables filled in batches on two threads),
 //!   `engine::ledger::slots` (their memory: huge pages zeroed ahead of use),
-//!   `engine::ledger::scan` (a ledger read file by file at a shard count)
-//!   and `engine::ledger::sniff` (its names).
+//!   `engine::ledger::scan` (a ledger read file by file at a shard count),
+//!   `engine::ledger::sniff` (its names) and `engine::ledger::start` (the
+//!   master start's rules: the shard count from `SYMCC_STATE_SHARDS` or the
+//!   workers, and whether `SYMCC_PERSISTENT_STATE` turns the ledger off).
 //!
 //! **Store** — the only code that touches a state directory's files.
 //! - `store`: the layer; `store::path` (a file's directory, paths quoted
@@ -101,11 +103,14 @@
 //!   --workers`, one row per worker rank; `operations::timeline`:
 //!   `inspect --timeline`, completions per time bucket.
 //! - What the commands share: `operations::ledger` (the digest ledger read
-//!   at a shard count, as a report), `operations::findings` (what verify finds:
+//!   at a shard count, as a report, and the one place that decides that
+//!   count and whether the next start reads the ledger at all),
+//!   `operations::findings` (what verify finds:
 //!   `operations::findings::catalog`, the codes and the findings;
 //!   `operations::findings::journal`, the checks of a journal and of
 //!   resume's forecast; `operations::findings::state`, of a snapshot and a
-//!   state directory), `operations::report` (the writing commands' report),
+//!   state directory; `operations::findings::ledger`, of the digest ledger
+//!   and the active leases it should hold), `operations::report` (the writing commands' report),
 //!   `operations::numbers` (counts and durations in words),
 //!   `operations::schema` (each JSON report's contract version),
 //!   `operations::exit` (the exit statuses, in one enum).
@@ -122,8 +127,9 @@
 //!   and emits (`cli::inspect`, `cli::verify`, `cli::explain`,
 //!   `cli::repair`, `cli::recover`, `cli::migrate`, `cli::compact`,
 //!   `cli::restore`, `cli::rollback`, `cli::diff`, `cli::completions`);
-//!   `cli::ledger` (the ledger's options: `--state-shards`, `--digest`,
-//!   `--digest-of`, and `diff`'s `--state-shards`, `--max-examples`);
+//!   `cli::ledger` (the ledger's options: `--state-shards`, `--workers`
+//!   and the environment the master reads, `--digest`, `--digest-of`, and
+//!   `diff`'s `--state-shards`, `--max-examples`);
 //!   `cli::check` (verify's settings: `--now`, `--ttl`, `--min-severity`,
 //!   `--remote-master`, …); `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing

@@ -6,6 +6,7 @@
 use clap::{Args, ValueEnum};
 
 use super::explain::CodeParser;
+use super::ledger::NextStartArgs;
 use super::output::{parse_count, parse_now, parse_seconds, system_now};
 use crate::operations::findings::{
     DEFAULT_SKEW, RemoteMaster, Settings,
@@ -92,6 +93,9 @@ pub struct CheckArgs {
         default_value = "unseen"
     )]
     pub remote_master: RemoteMasterArg,
+
+    #[command(flatten)]
+    pub next: NextStartArgs,
 }
 
 impl CheckArgs {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Finished;
+use super::ledger::NextStartArgs;
 use super::output::{Bars, OutputArgs, ProgressArgs, parse_now, system_now};
 use super::select::SelectArgs;
 use super::write::{self, WriteArgs};
@@ -27,7 +28,12 @@ use crate::render;
 /// and why (seed path not a file on this host and no continuation), the
 /// payload members it never restores (parameter_overrides,
 /// parameter_token), items queued twice, and the first record resume will
-/// append and whether it glues onto an unterminated last line. Relative
+/// append and whether it glues onto an unterminated last line. Where the
+/// state directory has a digest ledger (.state_shards/), it also says for
+/// each item whether the next start's AFL rescan dispatches its input
+/// again: it does unless the input's digest is loaded at the shard count
+/// (--state-shards, SYMCC_STATE_SHARDS, --workers), so a requeued item it
+/// sees runs twice, and a dropped item it skips is lost for good. Relative
 /// seed paths are looked up from the current directory: run it where the
 /// master runs. It reads only; it never writes, creates or locks anything.
 ///
@@ -61,6 +67,9 @@ pub struct RecoverArgs {
     #[arg(long = "now", allow_negative_numbers = true, value_name = "UNIX_SECONDS", value_parser = parse_now)]
     pub now: Option<f64>,
 
+    #[command(flatten)]
+    pub next: NextStartArgs,
+
     /// Replaced by `leasejournal repair`.
     #[arg(long = "salvage", hide = true)]
     pub salvage: bool,
@@ -85,7 +94,8 @@ pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Finished> 
     let bars = Bars::new(&args.progress, args.output.format);
     let options = args.write.options();
     if !args.discard {
-        let report = recover::run_forecast(&args.path, &options, now, &bars)?;
+        let next = args.next.next_start();
+        let report = recover::run_forecast(&args.path, &options, now, &next, &bars)?;
         args.output.emit(out, &report, |out, styles| {
             render::forecast(out, &report, styles)
         })?;

@@ -22,6 +22,14 @@ use crate::render;
 /// (seed-missing; relative paths are looked up from the current directory,
 /// so run it where the master runs), and work resume would queue twice.
 ///
+/// A state directory's digest ledger (.state_shards/) is read as the next
+/// master start reads it: at --state-shards N, else SYMCC_STATE_SHARDS as
+/// the master reads it, else min(64, --workers N); not at all when
+/// SYMCC_PERSISTENT_STATE is 0, false, off or no. Files that count never
+/// reads, tails the next append glues onto and lines upstream ignores are
+/// findings, and so is an active lease whose input's digest is in no
+/// ledger file (resume requeues it and the AFL rescan dispatches it again).
+///
 /// Every finding's severity answers one question: does resuming now lose,
 /// duplicate or misattribute work? Where a command fixes a finding, the
 /// report names it with the real path, and ends with the commands to run,
@@ -74,7 +82,8 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     };
     let bars = Bars::for_paths(&args.progress, format, args.paths.len());
     let kind = args.kind.map(KindArg::kind);
-    let (report, exit) = verify::verify(&args.paths, kind, &settings, &bars);
+    let next = args.check.next.next_start();
+    let (report, exit) = verify::verify(&args.paths, kind, &settings, &next, &bars);
     for error in &report.errors {
         super::tell(format_args!("{}", error.cause));
     }

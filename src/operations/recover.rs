@@ -21,19 +21,22 @@ use serde::Serialize;
 use crate::engine::journal::HiddenCount;
 use crate::engine::journal::StateView;
 use crate::engine::journal::{Active, Clock, Replay, Tail, TailFix, WorkId, encode};
-use crate::engine::journal::{Forecast, Reclaim, forecast, mark_duplicates};
+use crate::engine::journal::{Forecast, Reclaim, Rescan, RescanWhy, ResumeOutcome};
+use crate::engine::journal::{forecast, mark_duplicates};
 use crate::engine::json::PyInt;
 use crate::operations::exit::Exit;
+use crate::operations::ledger::{self, Digest, LedgerView, NextStart};
 use crate::operations::report::{Command, Report};
 use crate::operations::schema;
 use crate::store::durable::WriteError;
+use crate::store::error::InputError;
 use crate::store::failpoint;
 use crate::store::format::Kind;
-use crate::store::path::shell_quote;
+use crate::store::path::{parent_or_dot, shell_quote};
 use crate::store::progress::Progress;
 use crate::store::session::{self, Opened, Outcome, Publication, Session, Tell, WriteOptions};
 use crate::store::statedir;
-use crate::store::{open, read};
+use crate::store::{ledger as ledger_dir, open, read};
 
 /// Which active leases `recover --discard` reclaims: every condition given
 /// must hold.
@@ -131,6 +134,10 @@ pub struct ForecastReport {
     pub now: f64,
     /// Per journal, in the order resume reads them.
     pub files: Vec<ForecastFile>,
+    /// The state directory's digest ledger as the next master start reads
+    /// it, which decides each item's `rescan`; `null` when the directory
+    /// has none (then no item's rescan is judged).
+    pub ledger: Option<LedgerView>,
 }
 
 /// Plans a discard: upstream's `recover_expired` order `(attempts, time,
@@ -243,6 +250,7 @@ pub fn run_forecast(
     path: &Path,
     options: &WriteOptions,
     now: f64,
+    next: &NextStart,
     progress: &dyn Progress,
 ) -> anyhow::Result<ForecastReport> {
     if options.check {
@@ -284,13 +292,71 @@ pub fn run_forecast(
         .map(|f| (f.path.as_str(), &mut f.forecast))
         .collect();
     mark_duplicates(&mut named);
+    let dir = if path.is_dir() {
+        path
+    } else {
+        parent_or_dot(path)
+    };
+    let ledger = ledger_dir::beside(dir)?
+        .map(|found| judge_rescans(&found, next, &mut forecasts))
+        .transpose()?;
     Ok(ForecastReport {
         schema_version: schema::RECOVER,
         command: "recover",
         mode: "forecast",
         now,
         files: forecasts,
+        ledger,
     })
+}
+
+/// The content digest the rescan compares for a reclaimed item: the one
+/// its payload recorded, or else that of its seed file as it is now (a
+/// deferred dispatch's payload records none); `None` for a continuation.
+fn item_digest(r: &crate::engine::journal::Requeue) -> Option<Digest> {
+    let item = r.item.as_ref()?;
+    if item.continuation.is_some() {
+        return None;
+    }
+    if let Some(digest) = r.digest.as_deref().and_then(Digest::parse) {
+        return Some(digest);
+    }
+    if r.outcome != ResumeOutcome::Requeued {
+        return None;
+    }
+    ledger_dir::digest_of(Path::new(&item.path)).ok()
+}
+
+/// Reads the ledger as the next master start does and says, for each
+/// reclaimed item, whether its AFL rescan dispatches the input again.
+fn judge_rescans(
+    found: &ledger_dir::LedgerDir,
+    next: &NextStart,
+    forecasts: &mut [ForecastFile],
+) -> Result<LedgerView, InputError> {
+    let digests: Vec<Vec<Option<Digest>>> = forecasts
+        .iter()
+        .map(|f| {
+            f.forecast
+                .reclaims
+                .iter()
+                .map(|r| next.ledger_used().then(|| item_digest(r)).flatten())
+                .collect()
+        })
+        .collect();
+    let probes: Vec<Digest> = digests.iter().flatten().flatten().copied().collect();
+    let read = ledger::next_ledger(found, next, probes)?;
+    for (file, digests) in forecasts.iter_mut().zip(digests) {
+        for (r, digest) in file.forecast.reclaims.iter_mut().zip(digests) {
+            let continuation = r.item.as_ref().is_some_and(|i| i.continuation.is_some());
+            r.rescan = Some(if continuation && read.view.used {
+                Rescan::because(RescanWhy::Continuation)
+            } else {
+                read.rescan(digest)
+            });
+        }
+    }
+    Ok(read.view)
 }
 
 /// Discards the selected leases of one journal according to the session's

@@ -4,12 +4,16 @@
 
 /// `inspect`.
 pub const INSPECT: u32 = 1;
-/// `verify`.
-pub const VERIFY: u32 = 2;
+/// `verify` (3: a state directory's digest ledger is judged, with codes
+/// that can make a go of version 2 a no-go, and each target carries
+/// `ledger`).
+pub const VERIFY: u32 = 3;
 /// `explain`.
 pub const EXPLAIN: u32 = 1;
-/// `recover` (the forecast and `--discard`).
-pub const RECOVER: u32 = 2;
+/// `recover` (the forecast and `--discard`; 3: the forecast carries the
+/// digest ledger, `ledger`, and each reclaimed item its `digest` and
+/// whether the AFL rescan dispatches its input again, `rescan`).
+pub const RECOVER: u32 = 3;
 /// `repair`.
 pub const REPAIR: u32 = 1;
 /// `migrate`.

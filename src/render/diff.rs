@@ -295,6 +295,8 @@ fn ledgers(
     let n = r.shard_count;
     let from = match r.shard_count_from {
         CountSource::Option => "as --state-shards says",
+        CountSource::Environment => "as SYMCC_STATE_SHARDS says",
+        CountSource::Workers => "min(64, the workers)",
         CountSource::Files => {
             "the smallest that reads every file of either side; --state-shards N checks another"
         }

@@ -1,12 +1,14 @@
 //! Human output of the digest ledger (`inspect` of a state directory, of
-//! `.state_shards/` or of one `processed.NNN.log`).
+//! `.state_shards/` or of one `processed.NNN.log`), and the ledger as
+//! `verify` and `recover` show it: one line, and each item's rescan.
 
 use std::io::{self, Write};
 
 use super::{Column, Styles, count, plural, printable, table};
+use crate::engine::journal::{Rescan, RescanWhy};
 use crate::engine::ledger::{MAX_DEDUP_ENTRIES, Reason, TailKind};
 use crate::operations::inspect::LedgerInspection;
-use crate::operations::ledger::{CountSource, LedgerFile, LedgerReport, QueryReport};
+use crate::operations::ledger::{CountSource, LedgerFile, LedgerReport, LedgerView, QueryReport};
 use crate::store::ledger::EntryKind;
 
 /// Writes `inspect` of a ledger directory or file.
@@ -23,13 +25,11 @@ pub fn ledger(out: &mut dyn Write, r: &LedgerReport, s: &Styles) -> io::Result<(
 
 fn body(out: &mut dyn Write, r: &LedgerReport, s: &Styles) -> io::Result<()> {
     let n = r.shard_count;
-    let from = match r.shard_count_from {
-        CountSource::Option => "as --state-shards says".to_string(),
-        CountSource::Files => {
-            "the smallest that reads every file; --state-shards N checks another".to_string()
-        }
-    };
-    writeln!(out, "  shards      read at {n} ({from})")?;
+    writeln!(
+        out,
+        "  shards      read at {n} ({})",
+        count_source(r.shard_count_from, r.shard_count_note.as_deref())
+    )?;
     let shard_files = r.files.iter().filter(|f| f.index.is_some()).count() as u64;
     let foreign = r.files.len() as u64 - shard_files;
     let mut files = plural(shard_files, "shard file", "shard files");
@@ -109,6 +109,83 @@ fn body(out: &mut dyn Write, r: &LedgerReport, s: &Styles) -> io::Result<()> {
         query(out, q, n, s)?;
     }
     Ok(())
+}
+
+/// Where the count a ledger was read at comes from, in words, with why
+/// an input that comes first did not decide it.
+fn count_source(from: CountSource, note: Option<&str>) -> String {
+    let from = match from {
+        CountSource::Option => "as --state-shards says",
+        CountSource::Environment => "as SYMCC_STATE_SHARDS says",
+        CountSource::Workers => "min(64, --workers), the master's default",
+        CountSource::Files => "the smallest that reads every file; --state-shards N checks another",
+    };
+    match note {
+        Some(note) => format!("{from}; {note}"),
+        None => from.to_string(),
+    }
+}
+
+/// Writes the ledger as `verify` and `recover` show it, in one line: the
+/// count it is read at and why, and what that loads and leaves unread.
+pub fn view(out: &mut dyn Write, v: &LedgerView, s: &Styles) -> io::Result<()> {
+    writeln!(out, "{} {}", s.bold("ledger"), view_line(v, s))
+}
+
+fn view_line(v: &LedgerView, s: &Styles) -> String {
+    let path = printable(&v.path);
+    let Some(r) = &v.read else {
+        return format!(
+            "{path}: not read, SYMCC_PERSISTENT_STATE turns it off (the AFL rescan skips no input)"
+        );
+    };
+    let n = r.shard_count;
+    let from = match r.shard_count_from {
+        CountSource::Files => {
+            "the smallest that reads every file: no --state-shards, SYMCC_STATE_SHARDS or --workers"
+                .to_string()
+        }
+        other => count_source(other, r.shard_count_note.as_deref()),
+    };
+    let shards = plural(u64::from(n), "shard", "shards");
+    let mut line = format!(
+        "{path}: read at {shards} ({from}): {} loaded",
+        plural(r.digests, "digest", "digests")
+    );
+    if r.unread > 0 {
+        line += &s.error(&format!(
+            ", {} only in files {shards} never read",
+            count(r.unread)
+        ));
+    }
+    if r.over_limit > 0 {
+        line += &s.error(&format!(
+            ", {} beyond {} dropped",
+            count(r.over_limit),
+            count(MAX_DEDUP_ENTRIES)
+        ));
+    }
+    line
+}
+
+/// Whether the AFL rescan dispatches an item's input again, for the
+/// forecast's table; `requeued` when resume requeues the item (else it
+/// drops it).
+pub fn rescan_cell(rescan: &Rescan, requeued: bool, s: &Styles) -> String {
+    let text = match rescan.why {
+        RescanWhy::Loaded => "skips it",
+        RescanWhy::MayBeDropped => "skips it, unless dropped past 5,000,000",
+        RescanWhy::Unread => "sees it again: in an unread shard",
+        RescanWhy::NotInLedger => "sees it again: not in the ledger",
+        RescanWhy::LedgerOff => "sees it again: ledger off",
+        RescanWhy::Continuation => "- (a continuation)",
+        RescanWhy::NoDigest => "? (no digest)",
+    };
+    match (requeued, rescan.sees_again) {
+        (true, Some(true)) => s.warn(&format!("{text} (runs twice)")),
+        (false, Some(false)) => s.error(&format!("{text} (lost for good)")),
+        _ => text.to_string(),
+    }
 }
 
 fn files_table(out: &mut dyn Write, files: &[LedgerFile], s: &Styles) -> io::Result<()> {

@@ -107,6 +107,9 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
             }
         }
     }
+    for ledger in r.targets.iter().filter_map(|t| t.ledger.as_ref()) {
+        super::ledger::view(out, ledger, s)?;
+    }
     for e in &r.errors {
         writeln!(
             out,

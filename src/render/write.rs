@@ -278,8 +278,16 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
             }
         )?;
         if !p.reclaims.is_empty() {
+            // The rescan's column, where a ledger judged it.
+            let rescans = p.reclaims.iter().any(|q| q.rescan.is_some());
+            let rescan_column = [Column::shorten("rescan")];
             let mut t = table(
-                &[LEASE_COLUMNS.as_slice(), &[Column::shorten("on resume")]].concat(),
+                &[
+                    LEASE_COLUMNS.as_slice(),
+                    &[Column::shorten("on resume")],
+                    if rescans { &rescan_column } else { &[] },
+                ]
+                .concat(),
                 s,
             );
             for q in &p.reclaims {
@@ -307,6 +315,10 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                     );
                 }
                 cells.push(fate);
+                if let Some(rescan) = &q.rescan {
+                    let requeued = !matches!(q.outcome, ResumeOutcome::Dropped { .. });
+                    cells.push(super::ledger::rescan_cell(rescan, requeued, s));
+                }
                 t.add_row(cells);
             }
             writeln!(out, "{t}")?;
@@ -343,6 +355,9 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
         } else {
             writeln!(out, "  first       {what}, on a line of its own")?;
         }
+    }
+    if let Some(ledger) = &r.ledger {
+        super::ledger::view(out, ledger, s)?;
     }
     Ok(())
 }

@@ -115,6 +115,21 @@ fn entry(path: &Path, name: String) -> Result<Entry, InputError> {
     })
 }
 
+/// The ledger's directory in a state directory `dir` (`.state_shards`),
+/// examined, when there is one; something else under its name is none.
+pub fn beside(dir: &Path) -> Result<Option<LedgerDir>, InputError> {
+    let ledger_dir = dir.join(ledger::DIR);
+    match fs::metadata(&ledger_dir) {
+        Ok(meta) if meta.is_dir() => examine(&ledger_dir).map(Some),
+        Ok(_) => Ok(None),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(InputError::new(
+            &ledger_dir,
+            format!("cannot be examined: {}", in_words(&err)),
+        )),
+    }
+}
+
 /// A single ledger file given by path, as a directory of one shard; one
 /// of upstream's names that is not there is the error (a path given is
 /// never an absent shard).
@@ -132,6 +147,13 @@ pub fn single(path: &Path) -> Result<Option<LedgerDir>, InputError> {
         shards: vec![entry],
         foreign: Vec::new(),
     }))
+}
+
+/// Whether `path` is a symbolic link to nothing: upstream's `open(path,
+/// "a")` creates the file it names, so such a shard loses nothing.
+pub fn dangling(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        && fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// Whether a path names a ledger directory (`.state_shards`).

@@ -107,18 +107,7 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
         }
     }
 
-    let ledger_dir = dir.join(format::LEDGER_DIR);
-    let ledger = match fs::metadata(&ledger_dir) {
-        Ok(meta) if meta.is_dir() => Some(ledger::examine(&ledger_dir)?),
-        Ok(_) => None,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-        Err(err) => {
-            return Err(InputError::new(
-                &ledger_dir,
-                format!("cannot be examined: {}", in_words(&err)),
-            ));
-        }
-    };
+    let ledger = ledger::beside(dir)?;
     let master_lock = lock::master_lock(dir, proc_locks);
     Ok(StateDir {
         ledger,

@@ -16,25 +16,41 @@ use serde::Deserialize;
 use crate::schema::LedgerInspection;
 use crate::support::{fixture, json_ok, lj};
 
+/// What upstream's class did with a case (its `expected.json`).
 #[derive(Deserialize)]
-struct Expected {
-    shard_count: u32,
-    load_recent: Vec<String>,
-    files: Vec<ExpectedFile>,
+pub struct Expected {
+    pub shard_count: u32,
+    pub load_recent: Vec<String>,
+    pub files: Vec<ExpectedFile>,
 }
 
+/// One name under a case's `.state_shards/`.
 #[derive(Deserialize)]
-struct ExpectedFile {
-    name: String,
-    index: Option<u32>,
-    read: bool,
-    kind: String,
+pub struct ExpectedFile {
+    pub name: String,
+    pub index: Option<u32>,
+    pub read: bool,
+    pub kind: String,
     /// `null` where upstream cannot open the file (a directory).
-    digests: Option<Vec<String>>,
+    pub digests: Option<Vec<String>>,
 }
 
-/// Every case, copied where its directories can be made again.
-fn cases() -> Vec<(String, tempfile::TempDir, Expected)> {
+impl Expected {
+    /// The distinct digests only in files the case's count never reads.
+    pub fn unread(&self) -> BTreeSet<&String> {
+        let loaded: BTreeSet<&String> = self.load_recent.iter().collect();
+        self.files
+            .iter()
+            .filter(|f| !f.read && f.index.is_some())
+            .flat_map(|f| f.digests.iter().flatten())
+            .filter(|d| !loaded.contains(*d))
+            .collect()
+    }
+}
+
+/// Every case, copied where its directories can be made again: its name,
+/// the copy (holding `.state_shards/`) and what upstream did.
+pub fn cases() -> Vec<(String, tempfile::TempDir, Expected)> {
     let mut dirs: Vec<PathBuf> = fs::read_dir(fixture("multimaster"))
         .expect("fixtures/multimaster")
         .map(|e| e.expect("entry").path())
@@ -138,13 +154,7 @@ fn every_upstream_ledger_case_agrees() {
             lj().args(["inspect", "--format", "json", "--state-shards", &count])
                 .arg(&shards),
         );
-        let unread: BTreeSet<&String> = expected
-            .files
-            .iter()
-            .filter(|f| !f.read && f.index.is_some())
-            .flat_map(|f| f.digests.iter().flatten())
-            .filter(|d| !want.contains(*d))
-            .collect();
+        let unread = expected.unread();
         let l = &report.ledger;
         assert_eq!(l.shard_count, expected.shard_count, "{name}");
         assert_eq!(l.digests, want.len() as u64, "{name}: digests");
@@ -240,7 +250,7 @@ fn a_digest_is_found_where_it_is_and_said_missing_where_it_is_not() {
 }
 
 /// SHA-256 in lowercase hex, as the ledger holds it.
-fn sha256_hex(bytes: &[u8]) -> String {
+pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes)
         .iter()

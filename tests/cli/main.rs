@@ -11,6 +11,7 @@ mod inspect;
 mod jsontestsuite;
 mod layout;
 mod ledger;
+mod ledger_verify;
 mod links;
 mod man;
 mod powerloss;

@@ -562,8 +562,9 @@ pub struct LedgerInspection {
 pub struct Ledger {
     pub path: String,
     pub shard_count: u32,
-    /// `option` (`--state-shards`) or `files`.
-    pub shard_count_from: String,
+    pub shard_count_from: CountSource,
+    #[serde(deserialize_with = "present")]
+    pub shard_count_note: Option<String>,
     pub digests: u64,
     pub unread: u64,
     pub distinct: u64,
@@ -577,6 +578,72 @@ pub struct Ledger {
     pub fitting_counts: Option<Vec<u32>>,
     pub files: Vec<LedgerFile>,
     pub queries: Vec<LedgerQuery>,
+}
+
+/// Where the shard count a ledger is read at comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CountSource {
+    /// `--state-shards`.
+    Option,
+    /// `SYMCC_STATE_SHARDS`.
+    Environment,
+    /// `min(64, --workers)`.
+    Workers,
+    /// The smallest count that reads every shard file.
+    Files,
+}
+
+/// A state directory's ledger as the next master start reads it
+/// (`verify`'s targets, `recover`'s forecast).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerView {
+    pub path: String,
+    pub used: bool,
+    /// `null` exactly when it is not used.
+    #[serde(deserialize_with = "present")]
+    pub read: Option<LedgerSummary>,
+}
+
+/// The ledger at the next start's count, in numbers.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerSummary {
+    pub shard_count: u32,
+    pub shard_count_from: CountSource,
+    #[serde(deserialize_with = "present")]
+    pub shard_count_note: Option<String>,
+    pub digests: u64,
+    pub unread: u64,
+    pub distinct: u64,
+    pub over_limit: u64,
+    #[serde(deserialize_with = "present")]
+    pub fitting_counts: Option<Vec<u32>>,
+    pub unread_files: Vec<String>,
+}
+
+/// Whether the AFL rescan of the next start dispatches an item's input
+/// again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rescan {
+    #[serde(deserialize_with = "present")]
+    pub sees_again: Option<bool>,
+    pub why: RescanWhy,
+}
+
+/// Why the rescan sees an input again or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RescanWhy {
+    Loaded,
+    MayBeDropped,
+    Unread,
+    NotInLedger,
+    LedgerOff,
+    Continuation,
+    NoDigest,
 }
 
 /// Ignored ledger lines by reason.
@@ -722,6 +789,10 @@ pub struct Target {
     pub master_lock: Option<String>,
     #[serde(deserialize_with = "present")]
     pub remote_master: Option<RemoteMaster>,
+    /// A state directory's digest ledger; `null` for a file or a directory
+    /// without one.
+    #[serde(deserialize_with = "present")]
+    pub ledger: Option<LedgerView>,
 }
 
 /// What verify knows of a master on another host.
@@ -777,6 +848,7 @@ pub struct MustDo {
 #[serde(deny_unknown_fields)]
 pub struct CheckError {
     pub path: String,
+    pub file: String,
     pub message: String,
 }
 
@@ -833,6 +905,7 @@ impl Verify {
 pub enum Remedy {
     Repair,
     MigrateSnapshot,
+    ReshardLedger,
 }
 
 /// One catalog entry.
@@ -1239,6 +1312,12 @@ pub struct Requeue {
     /// The file and id of an earlier lease that rebuilds to the same item.
     #[serde(deserialize_with = "present")]
     pub duplicate_of: Option<(String, Id)>,
+    /// The payload's `sha256`, when it is a content digest.
+    #[serde(deserialize_with = "present")]
+    pub digest: Option<String>,
+    /// Set exactly when the forecast has a `ledger`.
+    #[serde(deserialize_with = "present")]
+    pub rescan: Option<Rescan>,
 }
 
 /// The first record resume appends to a journal.
@@ -1276,6 +1355,8 @@ pub struct Forecast {
     pub mode: String,
     pub now: f64,
     pub files: Vec<ForecastFile>,
+    #[serde(deserialize_with = "present")]
+    pub ledger: Option<LedgerView>,
 }
 
 impl Forecast {
@@ -1294,6 +1375,7 @@ impl Forecast {
                     "{}: {r:?}",
                     file.path
                 );
+                assert_eq!(r.rescan.is_some(), self.ledger.is_some(), "{r:?}");
             }
             let count = |o| file.reclaims.iter().filter(|r| r.outcome == o).count() as u64;
             assert_eq!(
@@ -1387,7 +1469,7 @@ pub struct LedgerTotals {
 /// Ledger totals of each side.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LedgerSummary {
+pub struct LedgerDiffSummary {
     pub a: LedgerTotals,
     pub b: LedgerTotals,
 }
@@ -1398,7 +1480,7 @@ pub struct LedgerSummary {
 pub enum DiffSummary {
     Snapshot(SnapshotSummary),
     Journal(JournalSummary),
-    Ledger(LedgerSummary),
+    Ledger(LedgerDiffSummary),
 }
 
 /// What `diff` compared.
@@ -1550,7 +1632,7 @@ impl Diff {
     }
 
     /// The ledgers' summary; panics for the other kinds.
-    pub fn ledger_summary(&self) -> &LedgerSummary {
+    pub fn ledger_summary(&self) -> &LedgerDiffSummary {
         match &self.summary {
             DiffSummary::Ledger(s) => s,
             other => panic!("not a ledger summary: {other:?}"),

@@ -7,10 +7,13 @@ use assert_cmd::Command;
 /// The binary under test.
 pub fn lj() -> Command {
     let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("leasejournal");
-    // Output does not depend on the shell the tests run from.
+    // Output does not depend on the shell the tests run from, nor on the
+    // master's settings it may carry.
     cmd.env_remove("NO_COLOR")
         .env_remove("COLUMNS")
-        .env_remove("TERM");
+        .env_remove("TERM")
+        .env_remove("SYMCC_STATE_SHARDS")
+        .env_remove("SYMCC_PERSISTENT_STATE");
     cmd
 }
 
@@ -50,6 +53,22 @@ pub fn json_ok<T: serde::de::DeserializeOwned>(cmd: &mut Command) -> T {
         String::from_utf8_lossy(&out.stderr)
     );
     crate::schema::parse(&out.stdout)
+}
+
+/// Reads a run of `verify --format json`: the exit status and the report,
+/// checking that `exit_code` is the exit status and that stderr holds
+/// nothing but the paths that could not be checked, each naming the file.
+pub fn verify_output(out: &std::process::Output) -> (i32, crate::schema::Verify) {
+    let code = out.status.code().expect("an exit status");
+    let report: crate::schema::Verify = crate::schema::parse(&out.stdout);
+    assert_eq!(report.exit_code, code, "exit_code is the exit status");
+    let stderr: String = report
+        .errors
+        .iter()
+        .map(|e| format!("leasejournal: {}: {}\n", e.file, e.message))
+        .collect();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), stderr);
+    (code, report)
 }
 
 /// Whether `stderr` holds nothing but a writing command's "backed up … to

@@ -29,18 +29,8 @@ fn verify_json(args: &[&str], paths: &[PathBuf]) -> (i32, Verify) {
     {
         cmd.arg("--ignore=seed-missing");
     }
-    let out = cmd.args(paths).output().unwrap();
-    let code = out.status.code().unwrap();
-    let report: Verify = schema::parse(&out.stdout);
-    assert_eq!(report.exit_code, code, "exit_code is the exit status");
     // Talk goes to stderr only for a path that could not be checked.
-    let stderr: String = report
-        .errors
-        .iter()
-        .map(|e| format!("leasejournal: {}: {}\n", e.path, e.message))
-        .collect();
-    assert_eq!(String::from_utf8_lossy(&out.stderr), stderr);
-    (code, report)
+    crate::support::verify_output(&cmd.args(paths).output().unwrap())
 }
 
 /// The severity named in the cases' table.
@@ -363,7 +353,7 @@ fn every_code_has_a_fixture_that_triggers_it_alone() {
             "{code}"
         );
         assert_eq!(exit, expected_exit(sev), "{code}: exit status");
-        assert_eq!(report.schema_version, 2);
+        assert_eq!(report.schema_version, 3);
         let verdict = if *sev == "error" {
             Verdict::NoGo
         } else {
@@ -475,6 +465,21 @@ fn catalog_codes_all_have_a_test() {
         "live-master",
         // tests/cli/remote.rs: it needs a shared mount.
         "master-unseen",
+        // tests/cli/ledger_verify.rs: ledgers built for them.
+        "ledger-unread-shards",
+        "ledger-torn-tail",
+        "ledger-unterminated-tail",
+        "ledger-ignored-line",
+        "ledger-blank-line",
+        "ledger-misplaced",
+        "ledger-duplicate",
+        "ledger-not-a-file",
+        "ledger-count-unknown",
+        "ledger-off",
+        "lease-not-in-ledger",
+        // src/operations/findings/ledger.rs: 5,000,001 digests are a unit
+        // test's report, not a fixture.
+        "ledger-over-limit",
     ];
     assert_eq!(catalog.codes.len(), tested.len() + elsewhere.len());
     for entry in &catalog.codes {
@@ -658,7 +663,7 @@ fn upstream_written_samples_verify_clean() {
     );
     assert_eq!(report.checked, ["L1", "L2", "L4", "L5", "L6"]);
     assert_eq!(report.not_checkable, ["L3", "L7"]);
-    assert_eq!(report.schema_version, 2);
+    assert_eq!(report.schema_version, 3);
     let (_, legacy) = verify_json(&[], &[fixture("samples/legacy_demo.input.jsonl")]);
     assert_eq!(legacy.count("legacy-clock-lease"), 1);
     // After upstream's compaction and recovery nothing legacy is left.
@@ -847,6 +852,7 @@ fn several_paths_worst_exit_and_unreadable_ones() {
         v.errors,
         [schema::CheckError {
             path: "/nonexistent/state".into(),
+            file: "/nonexistent/state".into(),
             message: "no such file or directory".into()
         }]
     );

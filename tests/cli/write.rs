@@ -183,7 +183,7 @@ fn the_forecast_is_upstreams_resume() {
                 .arg(&path),
         );
         report.check();
-        assert_eq!(report.schema_version, 2);
+        assert_eq!(report.schema_version, 3);
         let [file] = &report.files[..] else {
             panic!("one journal: {report:?}");
         };

@@ -95,7 +95,8 @@ pub use model::{
 pub use reclaim::{Reclaim, payload_facts, reclaims};
 pub use replay::{Replay, state_digest};
 pub use resume::{
-    FirstAppend, Forecast, Requeue, ResumeOutcome, WorkItem, forecast, mark_duplicates, rebuild,
+    FirstAppend, Forecast, Requeue, Rescan, RescanWhy, ResumeOutcome, WorkItem, forecast,
+    mark_duplicates, rebuild,
 };
 pub use salvage::{
     Hidden, HiddenCount, HiddenRecord, Salvage, SalvageAction, Salvager, hidden_records,

@@ -199,6 +199,62 @@ pub struct Requeue {
     /// one's) rebuilds to the same item: its file and id. Resume does not
     /// de-duplicate, so the work is queued twice.
     pub duplicate_of: Option<(String, WorkId)>,
+    /// The content digest the master recorded in the ledger when it sent
+    /// this input: the payload's `sha256`, when it is 64 lowercase hex
+    /// digits and the payload has no continuation (a continuation's
+    /// `sha256` is its checkpoint id, which the ledger never holds).
+    pub digest: Option<String>,
+    /// Whether the next start's AFL rescan dispatches the input again;
+    /// filled in by the caller that read the digest ledger (`null` where
+    /// there is none).
+    pub rescan: Option<Rescan>,
+}
+
+/// Whether the AFL queue rescan of the next master start dispatches an
+/// input again: it skips every queue entry whose content digest the
+/// ledger loaded (`best_new_testcases(analyzed_hashes=…)`), and nothing
+/// else remembers what was dispatched before the restart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Rescan {
+    /// `true`: it dispatches the input again, if the input is in the AFL
+    /// queue; `false`: it skips it; `null`: it cannot be told.
+    pub sees_again: Option<bool>,
+    /// Why.
+    pub why: RescanWhy,
+}
+
+/// Why the rescan sees an input again or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RescanWhy {
+    /// Its digest is loaded: the rescan skips it.
+    Loaded,
+    /// Loaded, but the ledger holds more than `MAX_DEDUP_ENTRIES` digests
+    /// and upstream drops arbitrary ones: it may be among them.
+    MayBeDropped,
+    /// Its digest is only in files the shard count never reads.
+    Unread,
+    /// Its digest is in no ledger file.
+    NotInLedger,
+    /// The next master reads no ledger (`SYMCC_PERSISTENT_STATE` off): the
+    /// rescan skips nothing.
+    LedgerOff,
+    /// A continuation: the master records no digest for it.
+    Continuation,
+    /// The payload has no digest and its seed is not a file here.
+    NoDigest,
+}
+
+impl Rescan {
+    /// The rescan's answer for this reason.
+    pub fn because(why: RescanWhy) -> Rescan {
+        let sees_again = match why {
+            RescanWhy::Loaded => Some(false),
+            RescanWhy::Unread | RescanWhy::NotInLedger | RescanWhy::LedgerOff => Some(true),
+            RescanWhy::MayBeDropped | RescanWhy::Continuation | RescanWhy::NoDigest => None,
+        };
+        Rescan { sees_again, why }
+    }
 }
 
 /// The first record resume appends to a journal.
@@ -321,6 +377,8 @@ fn requeue(lease: Reclaim, active: &Active, is_file: &impl Fn(&str) -> bool) -> 
             item: None,
             not_restored: Vec::new(),
             duplicate_of: None,
+            digest: None,
+            rescan: None,
         };
     };
     let mut not_restored = Vec::new();
@@ -344,12 +402,22 @@ fn requeue(lease: Reclaim, active: &Active, is_file: &impl Fn(&str) -> bool) -> 
             ),
         },
     };
+    let digest = match (payload.get("sha256"), &item) {
+        (_, Some(item)) if item.continuation.is_some() => None,
+        (Some(Value::Str(s)), _) => s
+            .as_str()
+            .filter(|s| s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+            .map(str::to_string),
+        _ => None,
+    };
     Requeue {
         lease,
         outcome,
         item,
         not_restored,
         duplicate_of: None,
+        digest,
+        rescan: None,
     }
 }
 

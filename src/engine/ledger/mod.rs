@@ -19,13 +19,15 @@
 //!
 //! `engine::ledger::line` splits and judges lines, `engine::ledger::set`
 //! holds the distinct digests, `engine::ledger::scan` reads a ledger file
-//! by file, `engine::ledger::sniff` names the ledger's files.
+//! by file, `engine::ledger::sniff` names the ledger's files, and
+//! `engine::ledger::start` says how the next master start reads it.
 
 pub mod line;
 pub mod scan;
 pub mod set;
 pub mod slots;
 pub mod sniff;
+pub mod start;
 
 use std::fmt;
 

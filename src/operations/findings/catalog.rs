@@ -51,6 +51,8 @@ pub enum Scope {
     Snapshot,
     /// A state directory's listing and lock.
     Directory,
+    /// The digest ledger, `.state_shards/processed.NNN.log`.
+    Ledger,
 }
 
 impl Scope {
@@ -61,6 +63,7 @@ impl Scope {
             Scope::Protocol => "protocol",
             Scope::Snapshot => "snapshot",
             Scope::Directory => "directory",
+            Scope::Ledger => "ledger",
         }
     }
 }
@@ -75,6 +78,9 @@ pub enum Remedy {
     Repair,
     /// `leasejournal migrate --apply SNAPSHOT`.
     MigrateSnapshot,
+    /// `leasejournal repair --apply --state-shards N DIR`: the digest
+    /// ledger re-sharded to the count the next master start reads.
+    ReshardLedger,
 }
 
 /// One entry of the catalog.
@@ -351,6 +357,66 @@ catalog! {
         "Nothing to recover, or the journal is disabled (SYMCC_WORK_LEASES=0).",
         "Starts with an empty journal.",
         "Nothing to do", None;
+    LedgerUnreadShards "ledger-unread-shards", Error, Ledger,
+        "Digest ledger files numbered at or above the shard count the next master start reads (--state-shards, SYMCC_STATE_SHARDS, or min(64, workers)) hold digests that no file below it holds.",
+        "An error because resuming duplicates work wholesale: the AFL rescan dispatches every input whose digest is only in those files again (going from 16 to 8 shards lost 98 of 200 digests in a test against the real class). The count follows the worker count unless SYMCC_STATE_SHARDS is set, so resuming with fewer workers is enough.",
+        "load_recent opens only the files of range(shard_count); the count is written nowhere.",
+        "leasejournal repair --apply --state-shards N DIR moves the digests into the files N shards read (under the master's lock, with a backup); or resume with a count that reads every file (SYMCC_STATE_SHARDS set to a count the files fit)", Some(Remedy::ReshardLedger);
+    LedgerTornTail "ledger-torn-tail", Error, Ledger,
+        "A digest ledger file's last line has no newline and is not a digest: a torn append, or NUL bytes a power loss left.",
+        "An error because resuming loses a digest: the master's next add writes its digest and a newline right after the fragment, the two read back as one line that is no digest, and the AFL rescan of the start after dispatches that input again. The fragment's own digest is lost already.",
+        "add appends digest + \"\\n\" without ending a torn line first; load_recent ignores the glued line.",
+        "leasejournal repair --apply DIR (seals the tail, keeping the fragment in the backup)", REPAIR;
+    LedgerUnterminatedTail "ledger-unterminated-tail", Error, Ledger,
+        "A digest ledger file's last line is a digest without its newline.",
+        "An error because resuming loses two digests: upstream loads this one now, but the master's next add glues onto it, and from the start after neither is loaded: the AFL rescan dispatches both inputs again.",
+        "Loads the digest; add appends onto it without a newline first.",
+        "leasejournal repair --apply DIR (adds the newline)", REPAIR;
+    LedgerIgnoredLine "ledger-ignored-line", Warning, Ledger,
+        "A line of a digest ledger file that is not 64 lowercase hex digits once stripped (uppercase, the wrong length, not hex, NUL bytes, other text), other than a torn last line.",
+        "Whatever digest it held is not loaded: the AFL rescan dispatches that input again, which then is recorded anew. That loss already happened; resuming cannot make it worse. A line of hex digits longer than 64 is a torn append the next one glued onto.",
+        "load_recent deletes non-ASCII bytes, strips each line and ignores it unless it is a valid digest.",
+        "Nothing brings the digest back: the input runs once more and is recorded again; look at the file if it was edited by hand", None;
+    LedgerBlankLine "ledger-blank-line", Info, Ledger,
+        "A line of a digest ledger file with nothing but white space (or bytes upstream deletes).",
+        "Harmless; upstream's writer never writes one.",
+        "Ignores the line.",
+        "Nothing to do", None;
+    LedgerMisplaced "ledger-misplaced", Info, Ledger,
+        "Digests in a ledger file that their shard at the next start's count does not name (int(digest[:8], 16) % count is another file): the files were written with another count.",
+        "Harmless to resume: upstream loads every digest of every file it reads, wherever it sits, and adds new ones to their own shard's file. Only a later, smaller count can leave them unread (ledger-unread-shards).",
+        "Never checks which file a digest is in.",
+        "Nothing to do", None;
+    LedgerDuplicate "ledger-duplicate", Info, Ledger,
+        "A digest on more than one line of the ledger.",
+        "Harmless: upstream loads it into a set, once. The master adds a digest each time it sends or triages that input, without looking.",
+        "No deduplication on write; a set on read.",
+        "Nothing to do", None;
+    LedgerOverLimit "ledger-over-limit", Warning, Ledger,
+        "The ledger files the count reads hold more than 5,000,000 distinct digests (MAX_DEDUP_ENTRIES).",
+        "Upstream keeps 5,000,000 of them and drops the rest, which ones depending on its string hash seed: the AFL rescan dispatches their inputs again. That is upstream's own limit, which no fix can widen.",
+        "load_recent(MAX_DEDUP_ENTRIES) set.pop()s an arbitrary digest for each one past the limit.",
+        "Nothing to do", None;
+    LedgerNotAFile "ledger-not-a-file", Error, Ledger,
+        "A shard file name the next start reads that is a directory, a FIFO, a socket or a device (a link to nothing is none: the master's next add creates the file it names).",
+        "An error because resuming loses digests: upstream cannot read it, and every digest the next run adds to that shard is lost without a word, so the AFL rescan of each later start dispatches those inputs again. A FIFO there blocks the master's start until something writes to it.",
+        "open() fails (or blocks) and load_recent skips the shard; add swallows the OSError.",
+        "Move it aside while no master runs: the master creates the file with the next digest it adds", None;
+    LedgerCountUnknown "ledger-count-unknown", Info, Ledger,
+        "Neither --state-shards, SYMCC_STATE_SHARDS nor --workers says the shard count the next master start reads the digest ledger at.",
+        "The ledger is judged at the smallest count that reads every file, so no file counts as unread; a start with fewer shards would leave some unread (ledger-unread-shards). The finding names the counts the files fit.",
+        "Writes the count nowhere: it is SYMCC_STATE_SHARDS, or min(64, workers), at each start.",
+        "Give the next start's count (--state-shards N or --workers N, or run verify where SYMCC_STATE_SHARDS is set as for the master) to judge it", None;
+    LedgerOff "ledger-off", Info, Ledger,
+        "SYMCC_PERSISTENT_STATE is 0, false, off or no: the next master start reads no digest ledger, and writes none.",
+        "The AFL rescan then skips no input: it dispatches every input of the AFL queue again, those whose leases resume requeues too. That is what the setting asks for; nothing in the files is wrong.",
+        "Makes no PersistentShardLedger: processed_content_hashes starts empty.",
+        "Nothing to do, unless the setting is a mistake: unset it before resuming", None;
+    LeaseNotInLedger "lease-not-in-ledger", Warning, Protocol,
+        "An active lease of .work_leases.jsonl whose input's digest (its payload's sha256) is in no file of the digest ledger.",
+        "The master writes the lease before it sends the work and adds the digest only once the send succeeded: the work was most likely never sent. Resume requeues it, and the AFL rescan, which finds no digest, dispatches the same input again: it runs twice. Nothing is lost.",
+        "_dispatch_to: work_leases.lease(), comm.send(), then hash_ledger.add(sha256); a crash in between leaves the lease without the digest.",
+        "Nothing to do: the input runs twice and nothing is lost (leasejournal recover shows which inputs the rescan sees again)", None;
 }
 
 impl Code {
@@ -609,7 +675,7 @@ mod tests {
 
     #[test]
     fn the_table_is_indexed_by_the_variant_and_names_are_unique() {
-        assert_eq!(Code::ALL.len(), 43);
+        assert_eq!(Code::ALL.len(), 55);
         assert_eq!(CATALOG.len(), Code::ALL.len());
         let mut seen = BTreeSet::new();
         for (i, &code) in Code::ALL.iter().enumerate() {

@@ -1,12 +1,13 @@
 //! What `verify` finds, shared by the commands that report findings
 //! (`verify`, `explain`, `inspect --records`): the catalog of codes and the
 //! findings themselves ([`catalog`]), the checks of journals and of resume's
-//! forecast ([`journal`]), and of snapshots and state directories
-//! ([`state`]). Pure: files come in as readers or bytes, findings go out as
+//! forecast ([`journal`]), of snapshots and state directories ([`state`]),
+//! and of the digest ledger and the leases it should hold ([`ledger`]). Pure: files come in as readers or bytes, findings go out as
 //! values; the caller passes `now`, the TTL and the skew ([`Settings`]).
 
 pub mod catalog;
 pub mod journal;
+pub mod ledger;
 pub mod state;
 
 use catalog::{Code, Severity};

@@ -21,7 +21,9 @@ use crate::operations::exit::Exit;
 use crate::operations::findings::Settings;
 use crate::operations::findings::catalog::{CHECKED, Code, Findings, NOT_CHECKABLE};
 use crate::operations::findings::journal::{check_journal, resume_findings};
+use crate::operations::findings::ledger;
 use crate::operations::findings::state::{directory, snapshot};
+use crate::operations::ledger::{LedgerView, NextStart};
 use crate::operations::schema;
 use crate::store::error::{InputError, in_words};
 use crate::store::format::{self, Kind};
@@ -39,12 +41,13 @@ pub fn verify(
     paths: &[PathBuf],
     kind: Option<Kind>,
     settings: &Settings,
+    next: &NextStart,
     progress: &dyn Progress,
 ) -> (VerifyReport, Exit) {
     // Read once for every path: who holds which lock.
     let proc_locks = ProcLocks::default();
     let checked = read::each_path(paths, |path| {
-        verify_target(path, kind, settings, &proc_locks, progress)
+        verify_target(path, kind, settings, next, &proc_locks, progress)
     });
     let mut all = Findings::default();
     // Findings per code of the paths no master is running in: the ones
@@ -82,11 +85,13 @@ pub fn verify(
                             .to_string()
                     }),
                     remote_master: checked.remote,
+                    ledger: checked.ledger,
                 });
                 all.extend(checked.findings);
             }
             Err(cause) => errors.push(CheckError {
                 path: path.display().to_string(),
+                file: cause.path.display().to_string(),
                 message: cause.problem.to_string(),
                 cause,
             }),
@@ -176,6 +181,9 @@ struct Checked {
     remote: Option<RemoteMasterReport>,
     /// Whether the probe found the lock held by no process on this host.
     held_elsewhere: bool,
+    /// The digest ledger as the next master start reads it (a state
+    /// directory that has one).
+    ledger: Option<LedgerView>,
 }
 
 /// Adds what is known of a master on another host to `checked` (its
@@ -199,11 +207,12 @@ fn look_elsewhere(mut checked: Checked, shown: &str, settings: &Settings) -> Che
 }
 
 /// Checks one command-line path: a file, standard input or a state
-/// directory.
+/// directory (its digest ledger as `next` reads it).
 fn verify_target(
     path: &Path,
     kind: Option<Kind>,
     settings: &Settings,
+    next: &NextStart,
     proc_locks: &ProcLocks,
     progress: &dyn Progress,
 ) -> Result<Checked, InputError> {
@@ -241,11 +250,13 @@ fn verify_target(
                     repair: (!stdin).then_some(shown),
                     snapshot,
                     remote_none: false,
+                    shard_count: None,
                 },
                 master_holders: holders,
                 dir: dir.to_path_buf(),
                 remote: None,
                 held_elsewhere: false,
+                ledger: None,
             };
             Ok(if stdin {
                 checked
@@ -280,7 +291,21 @@ fn verify_target(
                     forecasts.push((file_path.display().to_string(), forecast));
                 }
             }
+            // The ledger reads the forecasts before resume's duplicates
+            // are marked in them, which changes nothing it looks at.
+            let ledger_checked = match &dir.ledger {
+                Some(ledger_dir) => Some(ledger::check(ledger_dir, &forecasts, next, settings)?),
+                None => None,
+            };
             findings.extend(resume_findings(forecasts, settings));
+            let view = ledger_checked.map(|(found, read)| {
+                findings.extend(found);
+                read.view
+            });
+            let shard_count = view
+                .as_ref()
+                .and_then(|v| v.read.as_ref())
+                .map(|r| r.shard_count);
             Ok(look_elsewhere(
                 Checked {
                     kind: "directory",
@@ -289,11 +314,13 @@ fn verify_target(
                         repair: Some(shown.clone()),
                         snapshot,
                         remote_none: false,
+                        shard_count,
                     },
                     master_holders: dir.master_lock.processes,
                     dir: dir.path,
                     remote: None,
                     held_elsewhere: false,
+                    ledger: view,
                 },
                 &shown,
                 settings,

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::remote::RemoteMasterReport;
 use crate::operations::findings::RemoteMaster;
+use crate::operations::ledger::LedgerView;
 use crate::store::lock::Holder;
 
 use crate::operations::exit::Exit;
@@ -96,22 +97,28 @@ pub struct RemedyTargets {
     /// on a shared mount whose flock may not reach other hosts, and the
     /// operator said no master runs on one.
     pub remote_none: bool,
+    /// The shard count the next master start reads the digest ledger at,
+    /// which a re-shard writes it for (a state directory whose count is
+    /// given).
+    pub shard_count: Option<u32>,
 }
 
 impl RemedyTargets {
     /// The command line of a remedy.
     pub fn command(&self, remedy: Remedy) -> Option<String> {
-        let (verb, path) = match remedy {
-            Remedy::Repair => ("repair", self.repair.as_deref()?),
-            Remedy::MigrateSnapshot => ("migrate", self.snapshot.as_deref()?),
+        let (verb, path, count) = match remedy {
+            Remedy::Repair => ("repair", self.repair.as_deref()?, None),
+            Remedy::MigrateSnapshot => ("migrate", self.snapshot.as_deref()?, None),
+            Remedy::ReshardLedger => ("repair", self.repair.as_deref()?, Some(self.shard_count?)),
         };
         let remote = if self.remote_none {
             " --remote-master none"
         } else {
             ""
         };
+        let count = count.map_or(String::new(), |n| format!(" --state-shards {n}"));
         Some(format!(
-            "leasejournal {verb} --apply{remote} {}",
+            "leasejournal {verb} --apply{remote}{count} {}",
             shell_quote(path)
         ))
     }
@@ -208,11 +215,16 @@ pub fn must_do(counts: &BTreeMap<Code, u64>, strict: bool) -> Vec<MustDo> {
         .collect()
 }
 
-/// The commands to run, in order: every repair, then every migration;
-/// each once, in the order of the paths within each kind.
+/// The commands to run, in order: every repair, then every re-shard of a
+/// ledger, then every migration; each once, in the order of the paths
+/// within each kind.
 pub fn next_steps(per_target: &[Vec<(Remedy, String)>]) -> Vec<String> {
     let mut next: Vec<String> = Vec::new();
-    for remedy in [Remedy::Repair, Remedy::MigrateSnapshot] {
+    for remedy in [
+        Remedy::Repair,
+        Remedy::ReshardLedger,
+        Remedy::MigrateSnapshot,
+    ] {
         for (r, command) in per_target.iter().flatten() {
             if *r == remedy && !next.contains(command) {
                 next.push(command.clone());
@@ -246,6 +258,10 @@ pub struct TargetReport {
     /// On a file system other hosts share: the mount, how far `flock`
     /// reaches, and what rules out a master on another host, if anything.
     pub remote_master: Option<RemoteMasterReport>,
+    /// A state directory's digest ledger (`.state_shards/`) as the next
+    /// master start reads it; `null` for a file, or a directory without
+    /// one.
+    pub ledger: Option<LedgerView>,
 }
 
 /// One file's findings per code.
@@ -262,6 +278,9 @@ pub struct FileCounts {
 pub struct CheckError {
     /// The path.
     pub path: String,
+    /// The file that could not be read: the path, or a file in its
+    /// directory (a journal, a snapshot, a shard file of its ledger).
+    pub file: String,
     /// Why.
     pub message: String,
     /// The error itself, naming the file that could not be read (the
