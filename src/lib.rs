@@ -48,7 +48,7 @@
 //!   after ASCII deletion and universal newlines, each judged, and the
 //!   tail), `engine::ledger::set` (distinct digests in ~37 bytes each, two
 //!   open-addressed tables filled in batches on two threads),
-//!   `engine::ledger::slots` (their memory: huge pages zeroed ahead of use),
+//!   `engine::ledger::slots` (their memory, in huge pages),
 //!   `engine::ledger::scan` (a ledger read file by file at a shard count),
 //!   `engine::ledger::sniff` (its names) and `engine::ledger::start` (the
 //!   master start's rules: the shard count from `SYMCC_STATE_SHARDS` or the

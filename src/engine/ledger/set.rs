@@ -2,14 +2,14 @@
 //! themselves in open-addressed tables (linear probing). One random memory
 //! access an insertion, where a table of positions into a separate vector
 //! of digests takes two: reading five million digests is bound by those
-//! accesses, so they are made to overlap three ways:
+//! accesses, so they are made cheaper three ways:
 //!
 //! - a batch of insertions asks for its slots before looking at any of
 //!   them (`BATCH`), so a batch waits for memory about as long as one;
 //! - the set is two tables, each digest in the one its hash's top bit
 //!   names, and a batch fills both at once on two threads;
-//! - the tables sit in huge pages the kernel zeroes ahead of use
-//!   (`super::slots`).
+//! - the tables sit in huge pages (`super::slots`): the whole table in
+//!   the TLB, no page walk per access.
 //!
 //! The slot comes from a hash with a random seed, not from the digest's
 //! own bits: a ledger's lines are whatever the file holds, and digests
