@@ -47,8 +47,11 @@
 //!   as upstream's `load_recent` reads it: `engine::ledger::line` (lines
 //!   after ASCII deletion and universal newlines, each judged, and the
 //!   tail), `engine::ledger::set` (distinct digests in ~37 bytes each, one open-addressed table),
-//!   `engine::ledger::scan` (a ledger read file by file at a shard count)
-//!   and `engine::ledger::sniff` (its names).
+//!   `engine::ledger::scan` (a ledger read file by file at a shard count),
+//!   `engine::ledger::sniff` (its names), `engine::ledger::seal` (a
+//!   file's end made safe for the next append) and
+//!   `engine::ledger::rewrite` (a file rewritten by repair and compact:
+//!   the lines kept, the digests written, the file read back).
 //!
 //! **Store** — the only code that touches a state directory's files.
 //! - `store`: the layer; `store::path` (a file's directory, paths quoted
