@@ -77,11 +77,14 @@
 //!   `store::durable::replace` (a new version through a checked temporary
 //!   file), `store::durable::reread` (the check's view of it),
 //!   `store::durable::late` (late appends carried in),
-//!   `store::durable::append` (seal, append, fsync).
+//!   `store::durable::append` (seal, append, fsync),
+//!   `store::durable::remove` (a file removed from a set, backed up
+//!   first).
 //! - `store::session`: lock → backup → publish (a rewrite, an append, an
-//!   export) → re-read, for every writing command; returns what it
-//!   changed; `store::compare` (a result compared with the file as it is
-//!   written).
+//!   export, a new or removed ledger file) → re-read, for every writing
+//!   command, over the paths it names (a state directory's ledger
+//!   included, for repair and compact); returns what it changed;
+//!   `store::compare` (a result compared with the file as it is written).
 //!
 //! **Operations** — one module per command, input → report + exit status;
 //! they never print, and no command uses another.
