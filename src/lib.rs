@@ -104,7 +104,10 @@
 //!   --workers`, one row per worker rank; `operations::timeline`:
 //!   `inspect --timeline`, completions per time bucket.
 //! - What the commands share: `operations::ledger` (the digest ledger read
-//!   at a shard count, as a report), `operations::findings` (what verify finds:
+//!   at a shard count, as a report), `operations::ledger_change` (the
+//!   ledger sealed, re-sharded or compacted by repair and compact, its
+//!   files published in an order that loses no digest),
+//!   `operations::findings` (what verify finds:
 //!   `operations::findings::catalog`, the codes and the findings;
 //!   `operations::findings::journal`, the checks of a journal and of
 //!   resume's forecast; `operations::findings::state`, of a snapshot and a
@@ -116,7 +119,8 @@
 //! **Face** — draws reports and parses the command line.
 //! - `render`: tables, colour and JSON, report in, bytes out:
 //!   `render::table` (the table style), `render::inspect`, `render::ledger`
-//!   (the digest ledger), `render::verify`,
+//!   (the digest ledger), `render::ledger_change` (what repair and compact
+//!   do to it), `render::verify`,
 //!   `render::write` (the writing commands), `render::restore` (restore
 //!   and rollback), `render::diff`,
 //!   `render::workers`, `render::timeline`, `render::records` (the NDJSON

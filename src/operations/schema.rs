@@ -10,12 +10,12 @@ pub const VERIFY: u32 = 2;
 pub const EXPLAIN: u32 = 1;
 /// `recover` (the forecast and `--discard`).
 pub const RECOVER: u32 = 2;
-/// `repair`.
-pub const REPAIR: u32 = 1;
+/// `repair` (2: `ledgers`, what it did to each digest ledger).
+pub const REPAIR: u32 = 2;
 /// `migrate`.
 pub const MIGRATE: u32 = 2;
-/// `compact`.
-pub const COMPACT: u32 = 1;
+/// `compact` (2: `ledgers`, what it did to each digest ledger).
+pub const COMPACT: u32 = 2;
 /// `restore`.
 pub const RESTORE: u32 = 1;
 /// `rollback`.

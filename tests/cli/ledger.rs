@@ -17,24 +17,24 @@ use crate::schema::LedgerInspection;
 use crate::support::{fixture, json_ok, lj};
 
 #[derive(Deserialize)]
-struct Expected {
-    shard_count: u32,
-    load_recent: Vec<String>,
-    files: Vec<ExpectedFile>,
+pub(crate) struct Expected {
+    pub shard_count: u32,
+    pub load_recent: Vec<String>,
+    pub files: Vec<ExpectedFile>,
 }
 
 #[derive(Deserialize)]
-struct ExpectedFile {
-    name: String,
-    index: Option<u32>,
-    read: bool,
-    kind: String,
+pub(crate) struct ExpectedFile {
+    pub name: String,
+    pub index: Option<u32>,
+    pub read: bool,
+    pub kind: String,
     /// `null` where upstream cannot open the file (a directory).
-    digests: Option<Vec<String>>,
+    pub digests: Option<Vec<String>>,
 }
 
 /// Every case, copied where its directories can be made again.
-fn cases() -> Vec<(String, tempfile::TempDir, Expected)> {
+pub(crate) fn cases() -> Vec<(String, tempfile::TempDir, Expected)> {
     let mut dirs: Vec<PathBuf> = fs::read_dir(fixture("multimaster"))
         .expect("fixtures/multimaster")
         .map(|e| e.expect("entry").path())
@@ -69,7 +69,7 @@ fn cases() -> Vec<(String, tempfile::TempDir, Expected)> {
 
 /// What our reader loads from the files of `shards` at `count` (upstream
 /// skips what it cannot open: a directory).
-fn load(shards: &Path, count: u32, only: Option<&str>) -> BTreeSet<String> {
+pub(crate) fn load(shards: &Path, count: u32, only: Option<&str>) -> BTreeSet<String> {
     let mut scan = LedgerScan::new(count, Vec::new());
     let mut files: Vec<(u32, PathBuf)> = fs::read_dir(shards)
         .unwrap()

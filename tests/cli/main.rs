@@ -11,6 +11,7 @@ mod inspect;
 mod jsontestsuite;
 mod layout;
 mod ledger;
+mod ledger_write;
 mod links;
 mod man;
 mod powerloss;
