@@ -195,7 +195,7 @@ pub fn repair(
     let reshard = count.is_some();
     let count = count.map_or_else(|| files_count(&dir), |n| n.max(1));
     let mut change = start(session, &dir, count, reshard);
-    let mut scan = LedgerScan::new(count, Vec::new());
+    let mut scan = scan_of(&dir, count);
     let mut planned = Vec::new();
     let mut moved_in: BTreeMap<u32, Vec<Digest>> = BTreeMap::new();
     let mut ignored_after = 0;
@@ -378,7 +378,7 @@ pub fn compact(
     let dir = target.examine()?;
     let count = files_count(&dir);
     let mut change = start(session, &dir, count, false);
-    let mut scan = LedgerScan::new(count, Vec::new());
+    let mut scan = scan_of(&dir, count);
     let mut restored = Vec::new();
     if session.writes() {
         clean_temps(session, &dir, &mut change);
@@ -662,7 +662,7 @@ fn finish(
     let dir = target
         .examine()
         .map_err(|e| failed(format!("re-reading the ledger failed: {e}")))?;
-    let mut scan = LedgerScan::new(count, Vec::new());
+    let mut scan = scan_of(&dir, count);
     for entry in dir.shards.iter().filter(|e| e.kind == EntryKind::File) {
         let index = entry.index.unwrap_or(u32::MAX);
         let (file, _) = open::open_regular(&entry.path)
@@ -743,6 +743,15 @@ fn skipped(name: &str, index: u32) -> LedgerFileChange {
 /// The lines a seal cuts: the torn last line, or none.
 fn cut(sealed: &Sealed) -> u64 {
     u64::from(matches!(sealed.seal, TailSeal::Cut { .. }))
+}
+
+/// A scan of `dir` at `count`, with room for the distinct digests its
+/// files' sizes promise (a valid line is 65 bytes), up to upstream's limit
+/// and a little more: growing the set by doubling would hold two copies.
+fn scan_of(dir: &LedgerDir, count: u32) -> LedgerScan {
+    let mut scan = LedgerScan::new(count, Vec::new());
+    scan.reserve((dir.shard_bytes() / 65).min(MAX_DEDUP_ENTRIES * 8 / 5) as usize);
+    scan
 }
 
 /// The smallest count that reads every shard file present.

@@ -146,7 +146,7 @@ fn cells(f: &LedgerFileChange, kept: &str, s: &Styles) -> Vec<String> {
         changed.push(plural(ignored, "ignored line", "ignored lines"));
     }
     let end = match f.tail {
-        _ if f.action == FileAction::Remove => "-".to_string(),
+        _ if matches!(f.action, FileAction::Remove | FileAction::Skip) => "-".to_string(),
         TailSeal::None => "clean".to_string(),
         TailSeal::Cut {
             bytes, nul_bytes, ..

@@ -600,10 +600,10 @@ impl<'a> Session<'a> {
     /// Before a change in place: checks that `path` is still the file that
     /// was read (`identity`), then backs it up unless --no-backup or this
     /// run backed it up already (a ledger file written twice: its first
-    /// backup is the original, the second would hold what this run wrote
-    /// a moment before): a hard
-    /// link of `replaced`, the original's descriptor, when the change
-    /// renames a new file over it, else a copy ([`durable::backup`]).
+    /// backup is the original, a second would hold what this run wrote a
+    /// moment before): a hard link of `replaced`, the original's
+    /// descriptor, when the change renames a new file over it, else a copy
+    /// ([`durable::backup`]).
     fn backup(
         &self,
         path: &Path,

@@ -413,6 +413,28 @@ fn a_dry_run_and_check_change_nothing_and_apply_does_it_once() {
         .assert()
         .code(2)
         .stdout("");
+    // A directory where digests must go: refused before anything is
+    // written.
+    let (dir, _) = damaged();
+    let run1 = dir.path().join("run1");
+    let one = run1.join(ledger::DIR).join(ledger::file_name(1));
+    fs::remove_file(&one).unwrap();
+    fs::create_dir(&one).unwrap();
+    let before = snapshot(dir.path());
+    let out = lj()
+        .args(["repair", "--apply", "--state-shards=2"])
+        .arg(&run1)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "leasejournal: {}: is not a regular file, and 5 digests belong in it at 2 shards; move it away first. Nothing was changed\n",
+            one.display()
+        )
+    );
+    assert_eq!(snapshot(dir.path()), before);
     // --output takes a single file, and leaves it as it is.
     let (dir, _) = damaged();
     let shards = dir.path().join("run1").join(ledger::DIR);
