@@ -32,14 +32,14 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
 
+use serde::Serialize;
+
 use crate::engine::ledger::line::{Judged, Line, Splitter};
 use crate::engine::ledger::rewrite::{self, Keep, Planner, Sequence};
 use crate::engine::ledger::{
     self, Digest, DigestSet, FileScan, LastLine, LedgerScan, MAX_DEDUP_ENTRIES, Sealed, TailSeal,
     seal,
 };
-use serde::Serialize;
-
 use crate::store::compare::{CompareSink, Tee};
 use crate::store::durable::{self, Carried, Done, Identity, Leftover, Publish, Source, WriteError};
 use crate::store::error::in_words;

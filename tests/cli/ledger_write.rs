@@ -508,39 +508,34 @@ fn a_writer_without_the_lock_is_refused_and_nothing_is_lost() {
     let shards = run1.join(ledger::DIR);
     let before = snapshot(dir.path());
     let union = load(&shards, ALL, None);
-    let writer = OpenOptions::new()
-        .append(true)
-        .open(shards.join(ledger::file_name(0)))
-        .unwrap();
-    let out = lj()
-        .args(["repair", "--apply", "--state-shards=2"])
-        .arg(&run1)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The re-shard while shard `index` is held open for writing: its exit
+    // status and stderr.
+    let while_open = |index: u32| {
+        let _writer = OpenOptions::new()
+            .append(true)
+            .open(shards.join(ledger::file_name(index)))
+            .unwrap();
+        let out = lj()
+            .args(["repair", "--apply", "--state-shards=2"])
+            .arg(&run1)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), stderr)
+    };
+    let (code, stderr) = while_open(0);
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("another process has it open for writing"),
         "{stderr}"
     );
     assert_eq!(snapshot(dir.path()), before, "nothing changed");
-    drop(writer);
     // The file the count leaves out, held open: the files that receive
     // its digests are written, then the removal is refused.
-    let writer = OpenOptions::new()
-        .append(true)
-        .open(shards.join(ledger::file_name(3)))
-        .unwrap();
-    let out = lj()
-        .args(["repair", "--apply", "--state-shards=2"])
-        .arg(&run1)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(4));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (code, stderr) = while_open(3);
+    assert_eq!(code, Some(4), "{stderr}");
     assert!(stderr.contains("was rewritten"), "{stderr}");
     assert!(load(&shards, ALL, None).is_superset(&union));
-    drop(writer);
     lj().args(["repair", "--apply", "--state-shards=2"])
         .arg(&run1)
         .assert()

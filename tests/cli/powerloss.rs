@@ -1813,14 +1813,8 @@ fn check(rec: &Recorded, index: usize) -> (Vec<Violation>, bool) {
             violation("(c) repair", format!("{bad}: {}", ran.last_line()));
         }
     }
-    let rerun = run(rec.case.args, &jb);
-    if let Some(bad) = rerun.misbehaviour() {
-        violation("(c) rerun", format!("{bad}: {}", rerun.last_line()));
-    } else if rerun.code != Some(0) {
-        violation(
-            "(b) finish",
-            format!("the rerun exits {:?}: {}", rerun.code, rerun.last_line()),
-        );
+    if let Some((check, what)) = rerun_fails(rec.case.args, &jb) {
+        violation(check, what);
     }
     match replay(&jb) {
         Err(e) => violation("(b) finish", format!("after the rerun: {e}")),
@@ -1834,6 +1828,21 @@ fn check(rec: &Recorded, index: usize) -> (Vec<Violation>, bool) {
         ),
     }
     (found, partial)
+}
+
+/// Runs the command again on `path`: the check it breaks and how, when it
+/// does not exit 0 cleanly ((c) a misbehaviour, (b) another status).
+fn rerun_fails(args: &[&str], path: &Path) -> Option<(&'static str, String)> {
+    let rerun = run(args, path);
+    if let Some(bad) = rerun.misbehaviour() {
+        return Some(("(c) rerun", format!("{bad}: {}", rerun.last_line())));
+    }
+    (rerun.code != Some(0)).then(|| {
+        (
+            "(b) finish",
+            format!("the rerun exits {:?}: {}", rerun.code, rerun.last_line()),
+        )
+    })
 }
 
 #[test]
@@ -2039,14 +2048,8 @@ fn power_loss_at_any_crash_point_of_a_ledger_change_loses_no_digest() {
                     "a master started now loads less than before".into(),
                 );
             }
-            let rerun = run(args, a.path());
-            if let Some(bad) = rerun.misbehaviour() {
-                violation("(c) rerun", format!("{bad}: {}", rerun.last_line()));
-            } else if rerun.code != Some(0) {
-                violation(
-                    "(b) finish",
-                    format!("the rerun exits {:?}: {}", rerun.code, rerun.last_line()),
-                );
+            if let Some((check, what)) = rerun_fails(args, a.path()) {
+                violation(check, what);
             } else if ledger_digests(a.path(), count) != union {
                 violation(
                     "(b) finish",
