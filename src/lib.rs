@@ -50,9 +50,12 @@
 //!   open-addressed tables filled in batches on two threads),
 //!   `engine::ledger::slots` (their memory, in huge pages),
 //!   `engine::ledger::scan` (a ledger read file by file at a shard count),
-//!   `engine::ledger::sniff` (its names) and `engine::ledger::start` (the
+//!   `engine::ledger::sniff` (its names), `engine::ledger::start` (the
 //!   master start's rules: the shard count from `SYMCC_STATE_SHARDS` or the
-//!   workers, and whether `SYMCC_PERSISTENT_STATE` turns the ledger off).
+//!   workers, and whether `SYMCC_PERSISTENT_STATE` turns the ledger off),
+//!   `engine::ledger::seal` (a file's end made safe for the next append)
+//!   and `engine::ledger::rewrite` (a file rewritten by repair and compact:
+//!   the lines kept, the digests written, the file read back).
 //!
 //! **Store** — the only code that touches a state directory's files.
 //! - `store`: the layer; `store::path` (a file's directory, paths quoted
@@ -78,11 +81,14 @@
 //!   `store::durable::replace` (a new version through a checked temporary
 //!   file), `store::durable::reread` (the check's view of it),
 //!   `store::durable::late` (late appends carried in),
-//!   `store::durable::append` (seal, append, fsync).
+//!   `store::durable::append` (seal, append, fsync),
+//!   `store::durable::remove` (a file removed from a set, backed up
+//!   first).
 //! - `store::session`: lock → backup → publish (a rewrite, an append, an
-//!   export) → re-read, for every writing command; returns what it
-//!   changed; `store::compare` (a result compared with the file as it is
-//!   written).
+//!   export, a new or removed ledger file) → re-read, for every writing
+//!   command, over the paths it names (a state directory's ledger
+//!   included, for repair and compact); returns what it changed;
+//!   `store::compare` (a result compared with the file as it is written).
 //!
 //! **Operations** — one module per command, input → report + exit status;
 //! they never print, and no command uses another.
@@ -105,6 +111,9 @@
 //! - What the commands share: `operations::ledger` (the digest ledger read
 //!   at a shard count, as a report, and the one place that decides that
 //!   count and whether the next start reads the ledger at all),
+//!   `operations::ledger_change` (the ledger sealed, re-sharded or
+//!   compacted by repair and compact, its files published in an order that
+//!   loses no digest),
 //!   `operations::findings` (what verify finds:
 //!   `operations::findings::catalog`, the codes and the findings;
 //!   `operations::findings::journal`, the checks of a journal and of
@@ -118,7 +127,8 @@
 //! **Face** — draws reports and parses the command line.
 //! - `render`: tables, colour and JSON, report in, bytes out:
 //!   `render::table` (the table style), `render::inspect`, `render::ledger`
-//!   (the digest ledger), `render::verify`,
+//!   (the digest ledger), `render::ledger_change` (what repair and compact
+//!   do to it), `render::verify`,
 //!   `render::write` (the writing commands), `render::restore` (restore
 //!   and rollback), `render::diff`,
 //!   `render::workers`, `render::timeline`, `render::records` (the NDJSON

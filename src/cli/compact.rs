@@ -13,7 +13,8 @@ use crate::operations::compact;
 use crate::operations::report::Command;
 use crate::render;
 
-/// Rewrite a journal as the state it replays to.
+/// Rewrite a journal as the state it replays to, and a digest ledger as its
+/// distinct digests.
 ///
 /// Keeps the active leases, sorted by id, as upstream's compaction does,
 /// each with its own clock marker ("legacy" stays legacy); torn, corrupt and
@@ -28,12 +29,21 @@ use crate::render;
 /// then be dispatched and solved again; --drop-completed writes exactly what
 /// upstream's compact() writes.
 ///
+/// For a state directory, its digest ledger (.state_shards/, also named by
+/// itself or by one of its files) is compacted too: each file keeps each
+/// of its distinct valid digests once, in the order first met, as
+/// upstream writes them; duplicates and lines upstream ignores go, no
+/// valid digest does (a digest a power loss left before NULs is kept). A
+/// digest is never moved to another file, nor dropped because another
+/// file holds it too (repair --state-shards moves them).
+///
 /// The result is re-read before it is published, and refused unless it
 /// replays to the intended state. Prints the plan and changes nothing
 /// unless --apply or --output.
 #[derive(Clone, Debug, Args)]
 pub struct CompactArgs {
-    /// A journal or a state directory.
+    /// A journal, a state directory, a digest ledger (.state_shards) or one
+    /// of its files.
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
 

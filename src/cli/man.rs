@@ -31,7 +31,21 @@ const WRITING: (&str, &[&str]) = (
         "Exit status 2 means nothing was changed. Once a file has been changed, any later failure (the fsync of the directory or of the appended file, the re-read check, carrying late records, another file of the same run, writing the report to standard output, or a reader of it that went away) exits 4, and the one-line message names every file changed and what could not be confirmed. A reader that goes away from any other command leaves its exit status as it was.",
         "Every file the tool creates or rewrites (lock file, backup, temporary and published file, --output file, discard export) ends with the owner and group of the file it replaces or, for a new file, of its directory, so that a master running as the directory's owner can still open them; a lock file it creates has mode 0600.",
         "Every record written is byte-identical to what upstream writes: sorted keys, \",\" and \":\" separators, ensure_ascii escaping, Python float repr, \"clock\":\"unix\" on new records. No command but recover --discard ever appends a reclaim: the master's resume requeues only the leases still active when it starts. restore appends only leases that the discard reclaimed and that nothing has leased or completed since.",
-        "The JSON report (--format json): {\"schema_version\",\"command\",\"mode\":\"dry-run\"|\"check\"|\"apply\"|\"output\",\"files\":[{\"path\",\"kind\",\"plan\",\"written\",\"backup\",\"output\",\"removed_temp_files\",\"stale_temp_files_left\":[{\"path\",\"error\"}],\"note\",\"keeps_backup\",\"link\",\"late_appends_carried\"}]}; each plan carries the replay state before and after as {\"active\",\"completed\",\"digest\"}; \"late_appends_carried\":{\"bytes\",\"lines\"} is present only when another process appended during the change, \"link\":{\"path\",\"refused\"} only when PATH named a symbolic link (\"path\" is then its real file). schema_version is 1 for repair, compact, restore and rollback, 2 for migrate, 3 for recover. A run that fails after it changed files (exit 4) prints instead {\"schema_version\",\"command\",\"mode\",\"files\":[the outcomes of the files it finished],\"changed\":[{\"path\",\"done\"}],\"error\"}: every change it made, and what failed (also on stderr).",
+        "The JSON report (--format json): {\"schema_version\",\"command\",\"mode\":\"dry-run\"|\"check\"|\"apply\"|\"output\",\"files\":[{\"path\",\"kind\",\"plan\",\"written\",\"backup\",\"output\",\"removed_temp_files\",\"stale_temp_files_left\":[{\"path\",\"error\"}],\"note\",\"keeps_backup\",\"link\",\"late_appends_carried\"}]}; each plan carries the replay state before and after as {\"active\",\"completed\",\"digest\"}; \"late_appends_carried\":{\"bytes\",\"lines\"} is present only when another process appended during the change, \"link\":{\"path\",\"refused\"} only when PATH named a symbolic link (\"path\" is then its real file). repair and compact add \"ledgers\": one object per digest ledger their paths name (see their JSON sections). schema_version is 1 for restore and rollback, 2 for repair, compact and migrate, 3 for recover. A run that fails after it changed files (exit 4) prints instead {\"schema_version\",\"command\",\"mode\",\"files\":[the outcomes of the files it finished],\"changed\":[{\"path\",\"done\"}],\"error\"}: every change it made, and what failed (also on stderr).",
+    ],
+);
+
+/// What repair and compact report of a digest ledger.
+const LEDGER_JSON: &str = "A digest ledger's change, in the report's \"ledgers\" (after the files of its directory): {\"path\",\"shard_count\",\"reshard\",\"before\",\"after\",\"files\":[{\"name\",\"index\",\"action\":\"none\"|\"rewrite\"|\"create\"|\"remove\"|\"skip\",\"tail\":{\"action\":\"none\"|\"cut\"|\"terminate\",\"offset\",\"bytes\",\"nul_bytes\"},\"restored\",\"lines_before\",\"lines_after\",\"valid_before\",\"valid_after\",\"moved_out\",\"moved_in\",\"duplicates_dropped\",\"ignored_dropped\",\"written\",\"backup\",\"output\",\"late_appends_carried\"}],\"written\",\"keeps_backup\",\"removed_temp_files\",\"stale_temp_files_left\",\"note\"}. before and after are upstream's load_recent(5000000) at shard_count: {\"digests\" (distinct digests it loads),\"unread\" (distinct valid digests only in files it never reads),\"distinct\",\"valid\",\"ignored\",\"files\"}. shard_count is --state-shards when reshard, else the smallest count that reads every shard file. restored is a digest a power loss left before NULs, which upstream loads once they are cut; skip is a name upstream cannot open (a directory), left as it is.";
+
+/// How repair and compact change a digest ledger.
+const LEDGER_WRITING: (&str, &[&str]) = (
+    "DIGEST LEDGER",
+    &[
+        "A state directory's .state_shards/processed.NNN.log (or that directory, or one of its files, named as PATH) is changed under the state directory's .master-queue.lock, after its journals. Every file is rewritten through a checked temporary file as a journal is (read back: its valid digests, in order, must be the planned ones and it must end with a newline), created as a new file, or removed after a backup (a hard link of it, else a copy), each followed by an fsync of the directory; then the ledger is read again at the shard count, and every digest it loaded before must be loaded.",
+        "repair seals each file's end: a torn or NUL-filled last line, which upstream's next add would glue onto and lose, is cut; a last digest without its newline gets one, and so does a digest a power loss left before NULs (only the NULs go: upstream then loads it). Lines upstream ignores stay, duplicates stay, and no valid line is dropped: upstream at any count loads the same digests after as before (plus those restored).",
+        "repair --state-shards N moves every valid digest into the file int(digest[:8], 16) % N names and removes the files numbered N and above (each backed up first), so that a master started with N state shards loads every distinct valid digest any file held, and none sits in a file its shard does not name. A file's own lines stay in their order, the digests moved in follow, ordered by the file they come from, then by line. Files that receive digests are written first (all their own lines still in them), files that lose misplaced lines after, and the files past N are removed last: a crash at any point leaves each digest in at least one file N reads or a file past N, and running the same repair again finishes the job. A directory where digests must go refuses the repair before anything is written. A file written twice in one run is backed up once, as it was. --state-shards takes the whole ledger, not one of its files.",
+        "compact rewrites each file as its distinct valid digests, once each, in the order first met, each as upstream writes it (digest and a newline): duplicates within the file and lines upstream ignores go, no valid digest does. A digest is not moved to another file, nor dropped because another file holds it too: upstream loads a misplaced digest wherever it is, and the other file may be one a smaller count never reads. A file already compact is not rewritten.",
     ],
 );
 
@@ -88,8 +102,8 @@ fn extra(name: &str) -> Extra {
                     "Carry it out under the master's lock, with a backup of each journal; then run verify again.",
                 ),
                 (
-                    "leasejournal repair --check /out/*/",
-                    "Exit 1 if any directory needs a repair.",
+                    "leasejournal repair --apply --state-shards 8 /out/run1",
+                    "Before resuming with 8 state shards (fewer workers): move every digest of the ledger into the file 8 shards read, so that the AFL rescan skips every input dispatched before.",
                 ),
             ],
             sections: &[
@@ -97,8 +111,10 @@ fn extra(name: &str) -> Extra {
                     "JSON PLAN",
                     &[
                         "Each file's \"plan\": {\"tail\":{\"action\":\"none\"|\"cut\"|\"terminate\",...},\"salvaged\":[{\"line\",\"offset\",\"hidden\":\"glued\"|\"bom\",\"fragment_bytes\",\"id\",\"op\",\"action\":\"restored\"|\"left-out\"}],\"rewrite\",\"brought_back\":[id],\"completed_by_salvage\":[id],\"before\",\"after\"}. The ids active after are those active before plus brought_back, less completed_by_salvage.",
+                        LEDGER_JSON,
                     ],
                 ),
+                LEDGER_WRITING,
                 WRITING,
             ],
             catalog: false,
@@ -159,8 +175,12 @@ fn extra(name: &str) -> Extra {
                     "leasejournal compact --drop-completed --output upstream.jsonl .work_leases.jsonl",
                     "Exactly what upstream's compact() would write, into a new file.",
                 ),
+                (
+                    "leasejournal compact --apply /out/run1/.state_shards",
+                    "Each ledger file as its distinct valid digests, once each; nothing else of the state directory.",
+                ),
             ],
-            sections: &[WRITING],
+            sections: &[("JSON PLAN", &[LEDGER_JSON]), LEDGER_WRITING, WRITING],
             catalog: false,
         },
         "restore" => Extra {

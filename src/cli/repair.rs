@@ -1,5 +1,5 @@
 //! `leasejournal repair`: the lossless fixes to run before the master
-//! resumes. Dry run by default.
+//! resumes, to the journals and the digest ledger. Dry run by default.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,7 +13,8 @@ use crate::operations::repair;
 use crate::operations::report::Command;
 use crate::render;
 
-/// Fix what a crash left in the journals, losing no lease.
+/// Fix what a crash left in the journals and the digest ledger, losing no
+/// lease and no digest.
 ///
 /// Run it before resuming when verify names it. A torn or zero-filled last
 /// line is cut off (the backup keeps its bytes); a complete last record
@@ -29,14 +30,31 @@ use crate::render;
 /// active at that point is not applied, since it would take the work away
 /// from the master's resume; its line is left out instead.
 ///
-/// For a state directory both journals are repaired; the snapshot is not
-/// touched. Prints the plan and changes nothing unless --apply (in place,
-/// under the master's lock, with a backup) or --output (a new file).
+/// For a state directory both journals are repaired, then its digest
+/// ledger (.state_shards/, also named by itself or by one of its files);
+/// the snapshot is not touched. A ledger file's torn or NUL-filled end,
+/// which upstream's next append would glue onto and lose, is cut; a last
+/// digest without its newline gets one, as does one a power loss left
+/// before NULs (the NULs go, and upstream loads it again). No valid line is
+/// dropped or added, and lines upstream ignores stay (compact drops them).
+/// Prints the plan and changes nothing unless --apply (in place, under the
+/// master's lock, with a backup) or --output (a new file).
 #[derive(Clone, Debug, Args)]
 pub struct RepairArgs {
-    /// Journals or state directories.
+    /// Journals, state directories, digest ledgers (.state_shards) or their
+    /// files.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
+
+    /// Re-shard the digest ledger to N files, the count the next master
+    /// start uses (SYMCC_STATE_SHARDS, by default min(64, workers)): every
+    /// valid digest moves into the file int(digest[:8], 16) % N names and
+    /// the files numbered N and above are removed (their backups keep
+    /// them), so that the master loads every digest any file held. Files
+    /// that receive digests are written first and files lose digests only
+    /// after, so a crash at any point loses none.
+    #[arg(long = "state-shards", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub state_shards: Option<u32>,
 
     #[command(flatten)]
     pub write: WriteArgs,
@@ -51,7 +69,13 @@ pub struct RepairArgs {
 /// Runs `repair`.
 pub fn run(args: &RepairArgs, out: &mut dyn Write) -> anyhow::Result<Finished> {
     let bars = Bars::new(&args.progress, args.output.format);
-    let (report, exit) = repair::run(&args.paths, &args.write.options(), &bars, &write::Stderr)
-        .map_err(|e| write::report_failure(&args.output, out, Command::Repair, e))?;
+    let (report, exit) = repair::run(
+        &args.paths,
+        args.state_shards,
+        &args.write.options(),
+        &bars,
+        &write::Stderr,
+    )
+    .map_err(|e| write::report_failure(&args.output, out, Command::Repair, e))?;
     write::finish(&args.output, out, report, exit, render::repair)
 }

@@ -1,5 +1,7 @@
 //! `compact`: rewrite a journal as the state it replays to
-//! (`engine::journal::compaction`), carried out through the write session:
+//! (`engine::journal::compaction`), and a digest ledger's files as their
+//! distinct valid digests (`operations::ledger_change`), carried out
+//! through the write session:
 //! the result is compared with the source as it is written, so "already
 //! compact" and the size come without another pass.
 
@@ -11,6 +13,7 @@ use crate::engine::journal::BlockReader;
 use crate::engine::journal::HiddenCount;
 use crate::engine::journal::compaction::{Measured, scan_observed, write_kept, write_leases};
 use crate::operations::exit::Exit;
+use crate::operations::ledger_change;
 use crate::operations::report::{Command, Report, refuse_hidden};
 use crate::store::compare::{CompareSink, Tee};
 use crate::store::durable::{self, Publish};
@@ -32,9 +35,10 @@ pub struct Drops {
     pub hidden: bool,
 }
 
-/// Runs `compact` on PATH (a journal or a state directory): the plan of
-/// each journal, carried out when `options` say so. Returns the report
-/// and the exit status.
+/// Runs `compact` on PATH (a journal, a state directory, a digest ledger
+/// or one of its files): the plan of each journal and of the ledger,
+/// carried out when `options` say so. Returns the report and the exit
+/// status.
 pub fn run(
     path: &Path,
     drops: Drops,
@@ -42,18 +46,17 @@ pub fn run(
     progress: &dyn Progress,
     tell: Tell<'_>,
 ) -> anyhow::Result<(Report<Measured>, Exit)> {
-    let run = session::run_paths(
+    let (run, ledgers) = session::run_paths_and_ledgers(
         std::slice::from_ref(&path.to_path_buf()),
         options,
         tell,
         &[Kind::Journal],
         |session, path, _| compact_file(session, path, drops, progress),
+        &mut |session, target| ledger_change::compact(session, target, progress),
     )?;
-    let exit = Exit::of_write(
-        session::would_change(&run, |m| m.unchanged),
-        session::left_behind(&run),
-    );
-    Ok((Report::of(Command::Compact, run), exit))
+    let report = Report::with_ledgers(Command::Compact, run, ledgers);
+    let exit = Exit::of_write(report.would_change(|m| m.unchanged), report.left_behind());
+    Ok((report, exit))
 }
 
 /// Plans the compaction of one journal and, in a writing mode, carries it

@@ -9,6 +9,7 @@ pub mod explain;
 pub mod findings;
 pub mod inspect;
 pub mod ledger;
+pub mod ledger_change;
 pub mod migrate;
 pub mod numbers;
 pub mod records;

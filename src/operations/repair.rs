@@ -14,7 +14,9 @@
 //! is not applied: its line is left out (it stays in the backup). Pure:
 //! reader in, plan out; [`write_result`] streams the repaired file.
 //!
-//! [`run`] carries the plans out through the write session (`store::session`).
+//! [`run`] carries the plans out through the write session (`store::session`);
+//! the digest ledger's repair (tails sealed, digests moved to the files a
+//! shard count names) is `operations::ledger_change`'s.
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -24,6 +26,7 @@ use serde::Serialize;
 use crate::engine::journal::StateView;
 use crate::engine::journal::{self, Salvage, Salvager, Scan, TailFix, WorkId, write_repaired};
 use crate::operations::exit::Exit;
+use crate::operations::ledger_change;
 use crate::operations::report::{Command, Report};
 use crate::store::failpoint;
 use crate::store::format::Kind;
@@ -147,27 +150,34 @@ pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Res
     write_repaired(src, &plan.tail, &plan.salvaged, out)
 }
 
-/// Runs `repair` over `paths` (journals or state directories): the plan
-/// of each journal, carried out when `options` say so. Returns the report
-/// and the exit status.
+/// Runs `repair` over `paths` (journals, state directories, digest
+/// ledgers or their files): the plan of each journal and each ledger,
+/// carried out when `options` say so; a ledger is re-sharded to
+/// `state_shards` when it is given. Returns the report and the exit
+/// status.
 pub fn run(
     paths: &[PathBuf],
+    state_shards: Option<u32>,
     options: &WriteOptions,
     progress: &dyn Progress,
     tell: Tell<'_>,
 ) -> anyhow::Result<(Report<Plan>, Exit)> {
-    let run = session::run_paths(
+    let (run, ledgers) = session::run_paths_and_ledgers(
         paths,
         options,
         tell,
         &[Kind::Journal],
         |session, path, _| repair_file(session, path, progress),
+        &mut |session, target| ledger_change::repair(session, target, state_shards, progress),
     )?;
-    let exit = Exit::of_write(
-        session::would_change(&run, Plan::is_noop),
-        session::left_behind(&run),
-    );
-    Ok((Report::of(Command::Repair, run), exit))
+    if state_shards.is_some() && ledgers.is_empty() {
+        anyhow::bail!(
+            "--state-shards re-shards the digest ledger (.state_shards), and no PATH holds one; nothing was changed"
+        );
+    }
+    let report = Report::with_ledgers(Command::Repair, run, ledgers);
+    let exit = Exit::of_write(report.would_change(Plan::is_noop), report.left_behind());
+    Ok((report, exit))
 }
 
 /// Plans the repair of one journal and, in a writing mode, carries it out.

@@ -1,10 +1,13 @@
-//! What the writing commands share: their report, and the refusal to
-//! compact away records that repair would bring back.
+//! What the writing commands share: their report (with what `repair` and
+//! `compact` did to a digest ledger, `operations::ledger_change`'s
+//! [`LedgerChange`]), and the refusal to compact away records that repair
+//! would bring back.
 
 use std::path::Path;
 
 use serde::Serialize;
 
+use crate::operations::ledger_change::LedgerChange;
 use crate::operations::numbers::plural;
 use crate::operations::schema;
 use crate::store::durable::Change;
@@ -54,6 +57,11 @@ pub struct Report<P: Serialize> {
     pub mode: Mode,
     /// Per file, in the order they were handled.
     pub files: Vec<Outcome<P>>,
+    /// What `repair` and `compact` did to each digest ledger the paths
+    /// name, after the state files of its directory; absent from the other
+    /// commands' reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledgers: Option<Vec<LedgerChange>>,
     /// The changes the run made, in order: not part of the JSON (each
     /// file's outcome says what was written); the face needs them when
     /// printing the report fails.
@@ -69,8 +77,38 @@ impl<P: Serialize> Report<P> {
             command,
             mode: run.mode,
             files: run.files,
+            ledgers: None,
             changes: run.changes,
         }
+    }
+
+    /// The report of `command`'s run that also changed `ledgers`.
+    pub fn with_ledgers(command: Command, run: Run<P>, ledgers: Vec<LedgerChange>) -> Report<P> {
+        Report {
+            ledgers: Some(ledgers),
+            ..Report::of(command, run)
+        }
+    }
+
+    /// Whether a `--check` run found something to change, in a file or a
+    /// ledger (`is_noop` says for a file's plan).
+    pub fn would_change(&self, is_noop: impl Fn(&P) -> bool) -> bool {
+        self.mode == Mode::Check
+            && (self.files.iter().any(|o| !is_noop(&o.plan))
+                || self.ledgers().any(|l| !l.is_noop()))
+    }
+
+    /// Whether the run left a stale temporary file of this tool it could
+    /// not remove, beside a file or in a ledger (exit status 5).
+    pub fn left_behind(&self) -> bool {
+        self.files
+            .iter()
+            .any(|o| !o.stale_temp_files_left.is_empty())
+            || self.ledgers().any(|l| !l.stale_temp_files_left.is_empty())
+    }
+
+    fn ledgers(&self) -> impl Iterator<Item = &LedgerChange> {
+        self.ledgers.iter().flatten()
     }
 }
 

@@ -14,12 +14,12 @@ pub const EXPLAIN: u32 = 1;
 /// digest ledger, `ledger`, and each reclaimed item its `digest` and
 /// whether the AFL rescan dispatches its input again, `rescan`).
 pub const RECOVER: u32 = 3;
-/// `repair`.
-pub const REPAIR: u32 = 1;
+/// `repair` (2: `ledgers`, what it did to each digest ledger).
+pub const REPAIR: u32 = 2;
 /// `migrate`.
 pub const MIGRATE: u32 = 2;
-/// `compact`.
-pub const COMPACT: u32 = 1;
+/// `compact` (2: `ledgers`, what it did to each digest ledger).
+pub const COMPACT: u32 = 2;
 /// `restore`.
 pub const RESTORE: u32 = 1;
 /// `rollback`.

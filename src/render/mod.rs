@@ -5,6 +5,7 @@
 mod diff;
 mod inspect;
 mod ledger;
+mod ledger_change;
 mod records;
 mod restore;
 mod table;
@@ -110,6 +111,20 @@ impl Styles {
     /// Secondary detail.
     pub fn dim(&self, text: &str) -> String {
         self.paint(text, |t| t.dimmed().to_string())
+    }
+}
+
+/// How a writing run writes, in words, for the `what` it changes
+/// ("file", "files").
+fn how(mode: crate::store::session::Mode, what: &str, s: &Styles) -> String {
+    use crate::store::session::Mode;
+    match mode {
+        Mode::DryRun => s.warn(&format!(
+            "dry run: nothing is written; --apply changes the {what} in place"
+        )),
+        Mode::Check => s.warn("check: nothing is written"),
+        Mode::Apply => "in place".to_string(),
+        Mode::Output => "to a new file".to_string(),
     }
 }
 

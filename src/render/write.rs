@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{Column, Styles, age, count, plural, printable, table};
+use super::{Column, Styles, age, count, how, plural, printable, table};
 use crate::engine::journal::StateView;
 use crate::engine::journal::TailFix;
 use crate::engine::journal::compaction::Measured;
@@ -22,12 +22,7 @@ pub(super) fn header<P: serde::Serialize>(
     o: &Outcome<P>,
     s: &Styles,
 ) -> io::Result<()> {
-    let how = match mode {
-        Mode::DryRun => s.warn("dry run: nothing is written; --apply changes the file in place"),
-        Mode::Check => s.warn("check: nothing is written"),
-        Mode::Apply => "in place".to_string(),
-        Mode::Output => "to a new file".to_string(),
-    };
+    let how = how(mode, "file", s);
     writeln!(out, "{} {}  ({how})", s.bold(command), o.path)?;
     if let Some(link) = &o.link {
         writeln!(out, "  link        {} is a symbolic link to it", link.path)?;
@@ -230,6 +225,9 @@ pub fn repair(out: &mut dyn Write, r: &Report<repair::Plan>, s: &Styles) -> io::
         header(out, "repair", r.mode, o, s)?;
         repair_body(out, &o.plan, kept(r.mode, o), s)?;
         footer(out, o, s)?;
+    }
+    for l in r.ledgers.iter().flatten() {
+        super::ledger_change::ledger(out, "repair", r.mode, l, s)?;
     }
     Ok(())
 }
@@ -454,6 +452,9 @@ pub fn compact(out: &mut dyn Write, r: &Report<Measured>, s: &Styles) -> io::Res
         header(out, "compact", r.mode, o, s)?;
         compact_body(out, &o.plan, s)?;
         footer(out, o, s)?;
+    }
+    for l in r.ledgers.iter().flatten() {
+        super::ledger_change::ledger(out, "compact", r.mode, l, s)?;
     }
     Ok(())
 }

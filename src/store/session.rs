@@ -20,7 +20,8 @@ use crate::store::durable::{
     self, Change, ChangeLog, Done, Identity, Publish, Seal, Sealed, StaleTemps, WriteError,
 };
 use crate::store::error::{InputError, in_words};
-use crate::store::format::Kind;
+use crate::store::format::{self, Kind};
+use crate::store::ledger::{self, LedgerDir};
 use crate::store::lock::Holder;
 use crate::store::path::parent_or_dot;
 use crate::store::progress::Progress;
@@ -459,6 +460,8 @@ pub struct Session<'a> {
     /// What to tell about them ("backed up … to …"), said once the file's
     /// change is made, or dropped with them.
     notes: std::cell::RefCell<Vec<String>>,
+    /// The files this run backed up.
+    backed_up: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 /// How a run writes, from its options.
@@ -516,6 +519,7 @@ impl<'a> Session<'a> {
             changes,
             companions: Default::default(),
             notes: Default::default(),
+            backed_up: Default::default(),
         })
     }
 
@@ -583,15 +587,23 @@ impl<'a> Session<'a> {
         &self.stamp
     }
 
+    /// Whether a change in place keeps a backup (no `--no-backup`).
+    pub fn keeps_backup(&self) -> bool {
+        !self.args.no_backup
+    }
+
     /// Whether this run writes (`--apply` or `--output`).
     pub fn writes(&self) -> bool {
         matches!(self.mode, Mode::Apply | Mode::Output)
     }
 
     /// Before a change in place: checks that `path` is still the file that
-    /// was read (`identity`), then backs it up unless --no-backup: a hard
-    /// link of `replaced`, the original's descriptor, when the change
-    /// renames a new file over it, else a copy ([`durable::backup`]).
+    /// was read (`identity`), then backs it up unless --no-backup or this
+    /// run backed it up already (a ledger file written twice: its first
+    /// backup is the original, a second would hold what this run wrote a
+    /// moment before): a hard link of `replaced`, the original's
+    /// descriptor, when the change renames a new file over it, else a copy
+    /// ([`durable::backup`]).
     fn backup(
         &self,
         path: &Path,
@@ -599,7 +611,7 @@ impl<'a> Session<'a> {
         replaced: Option<&File>,
     ) -> Result<Option<String>, WriteError> {
         identity.check(path)?;
-        if self.args.no_backup {
+        if self.args.no_backup || self.backed_up.borrow().iter().any(|p| p == path) {
             return Ok(None);
         }
         let dest = durable::backup(path, self.args.backup_dir.as_deref(), &self.stamp, replaced)?;
@@ -607,6 +619,7 @@ impl<'a> Session<'a> {
             &dest,
             format!("backed up {} to {}", path.display(), dest.display()),
         );
+        self.backed_up.borrow_mut().push(path.to_path_buf());
         Ok(Some(dest.display().to_string()))
     }
 
@@ -769,6 +782,135 @@ impl<'a> Session<'a> {
     }
 }
 
+impl Session<'_> {
+    /// Creates the new file `path` (which must not exist) in place, as a
+    /// rewrite writes its result: through a temporary file that `check`
+    /// confirms as it is written, then named `path` and the directory
+    /// fsynced. A session that does not write creates nothing, and neither
+    /// does one writing to `--output` (which names a single file PATH).
+    pub fn create(
+        &self,
+        path: &Path,
+        produce: Produce<'_>,
+        check: Check<'_>,
+    ) -> Result<Published, WriteError> {
+        if self.mode != Mode::Apply {
+            return Ok(Published::default());
+        }
+        let published = durable::write_new(self.changes, path, produce, check)?;
+        Ok(Published {
+            written: published == Publish::Yes,
+            ..Published::default()
+        })
+    }
+
+    /// Removes the file `opened` in place, backed up first (a hard link of
+    /// it, else a copy) unless --no-backup ([`durable::remove_in_place`]).
+    /// Only `--apply` removes anything.
+    pub fn remove(&self, opened: Opened<'_>) -> Result<Published, WriteError> {
+        if self.mode != Mode::Apply {
+            return Ok(Published::default());
+        }
+        let original = durable::Original {
+            file: &opened.file,
+            meta: &opened.meta,
+            carry_late_appends: false,
+        };
+        let mut backup = None;
+        durable::remove_in_place(self.changes, opened.path, &original, || {
+            backup = self.backup(opened.path, &opened.identity, Some(&opened.file))?;
+            Ok(())
+        })?;
+        Ok(Published {
+            written: true,
+            backup,
+            ..Published::default()
+        })
+    }
+}
+
+/// The digest ledger a writing command changes: its directory
+/// (`.state_shards/`) as PATH named it, examined before the lock was
+/// taken, and whether PATH named all of it or one of its files.
+#[derive(Clone, Debug)]
+pub struct LedgerTarget {
+    /// The directory, and the shard files in it (one, for a file PATH).
+    pub dir: LedgerDir,
+    /// PATH named the whole ledger (a state directory or `.state_shards/`),
+    /// not one of its files.
+    pub whole: bool,
+}
+
+impl LedgerTarget {
+    /// The ledger looked at again, under the lock: what a master wrote
+    /// before it stopped counts.
+    pub fn examine(&self) -> Result<LedgerDir, InputError> {
+        if self.whole {
+            return ledger::examine(&self.dir.path);
+        }
+        let mut files = Vec::new();
+        for entry in &self.dir.shards {
+            if let Some(dir) = ledger::single(&entry.path)? {
+                files.extend(dir.shards);
+            }
+        }
+        Ok(LedgerDir {
+            shards: files,
+            ..self.dir.clone()
+        })
+    }
+}
+
+/// What a writer's PATH names when the command changes the digest ledger
+/// too: the lock directory, the state files of the kinds `wanted`, and the
+/// ledger. `.state_shards/` and a `processed.NNN.log` in it take the lock
+/// of the state directory they belong to (a ledger file elsewhere, that
+/// of its own directory); a state directory holding only a ledger is one.
+fn targets_with_ledger(
+    path: &Path,
+    kind: Option<Kind>,
+    wanted: &[Kind],
+) -> Result<(PathBuf, Vec<Named>, Option<LedgerTarget>), InputError> {
+    if kind.is_none() {
+        if ledger::is_ledger_dir(path) {
+            let dir = ledger::examine(path)?;
+            let lock_dir = parent_or_dot(path).to_path_buf();
+            return Ok((
+                lock_dir,
+                Vec::new(),
+                Some(LedgerTarget { dir, whole: true }),
+            ));
+        }
+        if let Some(dir) = ledger::single(path)? {
+            let lock_dir = if dir
+                .path
+                .file_name()
+                .is_some_and(|n| n == format::LEDGER_DIR)
+            {
+                parent_or_dot(&dir.path).to_path_buf()
+            } else {
+                parent_or_dot(path).to_path_buf()
+            };
+            return Ok((
+                lock_dir,
+                Vec::new(),
+                Some(LedgerTarget { dir, whole: false }),
+            ));
+        }
+    }
+    let (dir, files, ledger) = state_files_to_change(path, kind, wanted)?;
+    let ledger = ledger.map(|dir| LedgerTarget { dir, whole: true });
+    if files.is_empty() && ledger.is_none() {
+        return Err(no_file_to_change(path));
+    }
+    Ok((dir, files, ledger))
+}
+
+/// Changes a digest ledger: called once for each ledger a run's paths
+/// name, under the lock of its state directory, after that directory's
+/// state files.
+pub type EachLedger<'f, L> = &'f mut dyn FnMut(&Session<'_>, &LedgerTarget) -> anyhow::Result<L>;
+
 /// Runs a writing command over `paths`, one after the other, each under
 /// its own directory's lock: resolves each into the files to change
 /// (keeping the kinds `wanted`), in the order the master reads them on
@@ -780,8 +922,34 @@ pub fn run_paths<P: Serialize>(
     args: &WriteOptions,
     tell: Tell<'_>,
     wanted: &[Kind],
-    mut each: impl FnMut(&Session<'_>, &Path, Kind) -> anyhow::Result<Outcome<P>>,
+    each: impl FnMut(&Session<'_>, &Path, Kind) -> anyhow::Result<Outcome<P>>,
 ) -> anyhow::Result<Run<P>> {
+    run_all::<P, ()>(paths, args, tell, wanted, each, None).map(|(run, _)| run)
+}
+
+/// [`run_paths`] for a command that changes the digest ledger too: a
+/// state directory's `.state_shards/`, that directory itself, or one of
+/// its files are handed to `ledger` (after the directory's state files,
+/// under the same lock). Returns the run and each ledger's result.
+pub fn run_paths_and_ledgers<P: Serialize, L>(
+    paths: &[PathBuf],
+    args: &WriteOptions,
+    tell: Tell<'_>,
+    wanted: &[Kind],
+    each: impl FnMut(&Session<'_>, &Path, Kind) -> anyhow::Result<Outcome<P>>,
+    ledger: EachLedger<'_, L>,
+) -> anyhow::Result<(Run<P>, Vec<L>)> {
+    run_all(paths, args, tell, wanted, each, Some(ledger))
+}
+
+fn run_all<P: Serialize, L>(
+    paths: &[PathBuf],
+    args: &WriteOptions,
+    tell: Tell<'_>,
+    wanted: &[Kind],
+    mut each: impl FnMut(&Session<'_>, &Path, Kind) -> anyhow::Result<Outcome<P>>,
+    mut ledger: Option<EachLedger<'_, L>>,
+) -> anyhow::Result<(Run<P>, Vec<L>)> {
     if args.output.is_some() && paths.len() != 1 {
         anyhow::bail!("--output takes a single file PATH");
     }
@@ -802,14 +970,21 @@ pub fn run_paths<P: Serialize>(
     }
     let resolved = paths
         .iter()
-        .map(|path| files_to_change(path, args.kind, wanted).map(|t| (path, t)))
+        .map(|path| {
+            if ledger.is_some() {
+                targets_with_ledger(path, args.kind, wanted)
+            } else {
+                files_to_change(path, args.kind, wanted).map(|(dir, files)| (dir, files, None))
+            }
+            .map(|t| (path, t))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     // A link that must not be written through is refused before anything
     // is locked or created.
     if mode_of(args) == Mode::Apply
         && let Some(refusal) = resolved
             .iter()
-            .flat_map(|(_, (_, files))| files)
+            .flat_map(|(_, (_, files, _))| files)
             .find_map(Named::refusal)
     {
         return Err(refusal);
@@ -820,8 +995,9 @@ pub fn run_paths<P: Serialize>(
         files: Vec::new(),
         changes: Vec::new(),
     };
+    let mut ledgers = Vec::new();
     let result = (|| {
-        for (path, (dir, files)) in resolved {
+        for (path, (dir, files, target)) in resolved {
             let targets = if path.is_dir() { 2 } else { 1 };
             let session = Session::start(args, tell, &changes, &dir, targets)?;
             let before = changes.len();
@@ -831,6 +1007,12 @@ pub fn run_paths<P: Serialize>(
                 run.files.push(outcome);
                 anyhow::Ok(())
             });
+            let done = match (done, target, ledger.as_mut()) {
+                (Ok(()), Some(target), Some(change)) => session
+                    .change(|| change(&session, &target))
+                    .map(|l| ledgers.push(l)),
+                (done, ..) => done,
+            };
             session.end(changes.len() == before);
             done?;
         }
@@ -838,7 +1020,7 @@ pub fn run_paths<P: Serialize>(
     })();
     run.changes = changes.to_vec();
     match result {
-        Ok(()) => Ok(run),
+        Ok(()) => Ok((run, ledgers)),
         Err(error) => {
             let files = serde_json::to_value(&run.files).unwrap_or(serde_json::Value::Null);
             Err(FailedAfterChanges::after(
@@ -859,6 +1041,20 @@ pub fn files_to_change(
     kind: Option<Kind>,
     wanted: &[Kind],
 ) -> Result<(PathBuf, Vec<Named>), InputError> {
+    let (dir, files, _) = state_files_to_change(path, kind, wanted)?;
+    if files.is_empty() {
+        return Err(no_file_to_change(path));
+    }
+    Ok((dir, files))
+}
+
+/// [`files_to_change`], none of them perhaps, and the digest ledger of a
+/// state directory PATH.
+fn state_files_to_change(
+    path: &Path,
+    kind: Option<Kind>,
+    wanted: &[Kind],
+) -> Result<(PathBuf, Vec<Named>, Option<LedgerDir>), InputError> {
     match resolve::resolve(path, kind, Purpose::Change { wanted })? {
         Target::Directory(dir) => {
             let files = dir
@@ -867,19 +1063,18 @@ pub fn files_to_change(
                 .filter(|(_, k)| wanted.contains(k))
                 .map(|(file, kind)| Named::resolve(file, kind))
                 .collect::<Result<Vec<_>, _>>()?;
-            if files.is_empty() {
-                return Err(InputError::new(
-                    path,
-                    "contains no file this command changes",
-                ));
-            }
-            Ok((path.to_path_buf(), files))
+            Ok((path.to_path_buf(), files, dir.ledger))
         }
         Target::File { path, kind, .. } => Ok((
             parent_or_dot(&path).to_path_buf(),
             vec![Named::resolve(path, kind)?],
+            None,
         )),
     }
+}
+
+fn no_file_to_change(path: &Path) -> InputError {
+    InputError::new(path, "contains no file this command changes")
 }
 
 /// Whether a run left stale temporary files of this tool it could not

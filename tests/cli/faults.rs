@@ -319,6 +319,20 @@ fn cases() -> Vec<Case> {
             None,
         ),
         Case::single(
+            "repair (seal a ledger file)",
+            &["repair"],
+            LEDGER,
+            ledger_file(b"\0\0\0\0"),
+            None,
+        ),
+        Case::single(
+            "compact (a ledger file)",
+            &["compact"],
+            LEDGER,
+            ledger_file(b"junk\n"),
+            None,
+        ),
+        Case::single(
             "migrate (snapshot)",
             &["migrate", NOW],
             ".state_tasks.json",
@@ -353,6 +367,21 @@ fn cases() -> Vec<Case> {
         output: false,
     });
     cases
+}
+
+/// A digest ledger's file, changed on its own (its directory's lock is
+/// its own directory's, not being `.state_shards`).
+const LEDGER: &str = "processed.000.log";
+
+/// A ledger file of three digests, one twice, then `end`.
+fn ledger_file(end: &[u8]) -> Vec<u8> {
+    let digest = |n: u32| format!("{n:08x}{}\n", "c4".repeat(28));
+    [digest(0), digest(4), digest(0), digest(8)]
+        .concat()
+        .into_bytes()
+        .into_iter()
+        .chain(end.iter().copied())
+        .collect()
 }
 
 /// A temporary file an earlier, killed run of this tool left.

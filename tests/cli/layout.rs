@@ -243,10 +243,11 @@ fn data_flows_from_the_engine_through_the_operations_to_the_face() {
 /// The modules of `operations` that are not commands: what the commands
 /// share (report types, findings and their checks, exit statuses,
 /// contract versions, numbers).
-const SHARED_OPERATIONS: [&str; 6] = [
+const SHARED_OPERATIONS: [&str; 7] = [
     "operations::exit",
     "operations::findings",
     "operations::ledger",
+    "operations::ledger_change",
     "operations::numbers",
     "operations::report",
     "operations::schema",

@@ -85,7 +85,7 @@ pub fn cases() -> Vec<(String, tempfile::TempDir, Expected)> {
 
 /// What our reader loads from the files of `shards` at `count` (upstream
 /// skips what it cannot open: a directory).
-fn load(shards: &Path, count: u32, only: Option<&str>) -> BTreeSet<String> {
+pub(crate) fn load(shards: &Path, count: u32, only: Option<&str>) -> BTreeSet<String> {
     let mut scan = LedgerScan::new(count, Vec::new());
     let mut files: Vec<(u32, PathBuf)> = fs::read_dir(shards)
         .unwrap()

@@ -12,6 +12,7 @@ mod jsontestsuite;
 mod layout;
 mod ledger;
 mod ledger_verify;
+mod ledger_write;
 mod links;
 mod man;
 mod powerloss;

@@ -75,6 +75,7 @@ use std::time::Instant;
 use leasejournal::engine::journal::encode::{lease_line, marker_line};
 use leasejournal::engine::journal::{Clock, WorkId};
 use leasejournal::engine::json::{PyInt, float_repr};
+use leasejournal::engine::ledger;
 
 use crate::schema;
 
@@ -1550,66 +1551,9 @@ fn record(case: Case) -> Recorded {
     fs::write(root.join(".master-queue.lock"), b"").unwrap();
     let initial = read_files(&root);
     let original = replay(&journal).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-    let logs = tempfile::tempdir().expect("tempdir");
-    let log = logs.path().join("trace");
-    let out = Command::new("strace")
-        .args(["-f", "-y", "-s", "1048576", "-xx", "-o"])
-        .arg(&log)
-        .args(["-e", &format!("trace={TRACED}")])
-        .arg(bin())
-        .args(case.args)
-        .arg(&journal)
-        .current_dir(&root)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run strace");
-    assert!(
-        out.status.success(),
-        "{}: the recorded run failed: {}",
-        case.name,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let traced = trace(case.name, &root, case.args, &journal, &initial);
     let done = read_files(&root);
     let clean = replay(&journal).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-    let text = fs::read_to_string(&log).expect("read the trace");
-    let calls = parse_trace(&text).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-    let root_text = root.to_string_lossy().into_owned();
-    let mut model = Model::new(&root_text, &root_text, &initial);
-    let mut seen = HashSet::new();
-    let mut states = Vec::new();
-    let mut generated = 0;
-    let mut collect = |model: &Model, point: usize, op: &str| {
-        for (choice, files) in model.crash_states() {
-            generated += 1;
-            if seen.insert(files.clone()) {
-                states.push(CrashState {
-                    point,
-                    op: op.to_string(),
-                    choice,
-                    files,
-                });
-            }
-        }
-    };
-    collect(&model, 0, "before the first operation");
-    let mut points = 1;
-    for call in &calls {
-        let did = model
-            .apply(call)
-            .unwrap_or_else(|e| panic!("{}: the model cannot follow {call:?}: {e}", case.name));
-        if let Some(op) = did {
-            collect(&model, points, &op);
-            points += 1;
-        }
-    }
-    let modelled = model.live_files();
-    assert!(
-        modelled == done,
-        "{}: the model ends with {:?}, the directory holds {:?}",
-        case.name,
-        summary(&modelled),
-        summary(&done)
-    );
     let (mut export, mut reclaims, mut discarded) = (Vec::new(), Vec::new(), BTreeSet::new());
     if case.discard {
         for (name, entry) in &done {
@@ -1639,14 +1583,90 @@ fn record(case: Case) -> Recorded {
     }
     Recorded {
         case,
-        points,
-        generated,
-        states,
+        points: traced.points,
+        generated: traced.generated,
+        states: traced.states,
         original,
         clean,
         export,
         reclaims,
         discarded,
+    }
+}
+
+/// A run recorded under strace and replayed into the model: every crash
+/// state on the way, each distinct one once.
+struct Traced {
+    points: usize,
+    generated: usize,
+    states: Vec<CrashState>,
+}
+
+/// Runs `args` on `target` under strace in `root` (which holds `initial`)
+/// and replays the calls into the model; the run must succeed, and the
+/// model must end with what the directory holds.
+fn trace(name: &str, root: &Path, args: &[&str], target: &Path, initial: &Files) -> Traced {
+    let logs = tempfile::tempdir().expect("tempdir");
+    let log = logs.path().join("trace");
+    let out = Command::new("strace")
+        .args(["-f", "-y", "-s", "1048576", "-xx", "-o"])
+        .arg(&log)
+        .args(["-e", &format!("trace={TRACED}")])
+        .arg(bin())
+        .args(args)
+        .arg(target)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run strace");
+    assert!(
+        out.status.success(),
+        "{name}: the recorded run failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let done = read_files(root);
+    let text = fs::read_to_string(&log).expect("read the trace");
+    let calls = parse_trace(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let root_text = root.to_string_lossy().into_owned();
+    let mut model = Model::new(&root_text, &root_text, initial);
+    let mut seen = HashSet::new();
+    let mut states = Vec::new();
+    let mut generated = 0;
+    let mut collect = |model: &Model, point: usize, op: &str| {
+        for (choice, files) in model.crash_states() {
+            generated += 1;
+            if seen.insert(files.clone()) {
+                states.push(CrashState {
+                    point,
+                    op: op.to_string(),
+                    choice,
+                    files,
+                });
+            }
+        }
+    };
+    collect(&model, 0, "before the first operation");
+    let mut points = 1;
+    for call in &calls {
+        let did = model
+            .apply(call)
+            .unwrap_or_else(|e| panic!("{name}: the model cannot follow {call:?}: {e}"));
+        if let Some(op) = did {
+            collect(&model, points, &op);
+            points += 1;
+        }
+    }
+    let modelled = model.live_files();
+    assert!(
+        modelled == done,
+        "{name}: the model ends with {:?}, the directory holds {:?}",
+        summary(&modelled),
+        summary(&done)
+    );
+    Traced {
+        points,
+        generated,
+        states,
     }
 }
 
@@ -1793,14 +1813,8 @@ fn check(rec: &Recorded, index: usize) -> (Vec<Violation>, bool) {
             violation("(c) repair", format!("{bad}: {}", ran.last_line()));
         }
     }
-    let rerun = run(rec.case.args, &jb);
-    if let Some(bad) = rerun.misbehaviour() {
-        violation("(c) rerun", format!("{bad}: {}", rerun.last_line()));
-    } else if rerun.code != Some(0) {
-        violation(
-            "(b) finish",
-            format!("the rerun exits {:?}: {}", rerun.code, rerun.last_line()),
-        );
+    if let Some((check, what)) = rerun_fails(rec.case.args, &jb) {
+        violation(check, what);
     }
     match replay(&jb) {
         Err(e) => violation("(b) finish", format!("after the rerun: {e}")),
@@ -1814,6 +1828,21 @@ fn check(rec: &Recorded, index: usize) -> (Vec<Violation>, bool) {
         ),
     }
     (found, partial)
+}
+
+/// Runs the command again on `path`: the check it breaks and how, when it
+/// does not exit 0 cleanly ((c) a misbehaviour, (b) another status).
+fn rerun_fails(args: &[&str], path: &Path) -> Option<(&'static str, String)> {
+    let rerun = run(args, path);
+    if let Some(bad) = rerun.misbehaviour() {
+        return Some(("(c) rerun", format!("{bad}: {}", rerun.last_line())));
+    }
+    (rerun.code != Some(0)).then(|| {
+        (
+            "(b) finish",
+            format!("the rerun exits {:?}: {}", rerun.code, rerun.last_line()),
+        )
+    })
 }
 
 #[test]
@@ -1907,6 +1936,149 @@ fn power_loss_at_any_crash_point_loses_no_record_and_the_job_can_be_finished() {
         message.push_str(&format!("… and {} more\n", violations.len() - MAX_LISTED));
     }
     panic!("{message}");
+}
+
+// ---- the digest ledger ------------------------------------------------------
+
+/// A ledger written at 3 shards: re-sharded to 2, files 0 and 1 both get
+/// digests and lose misplaced ones, and file 2 goes; file 0 ends torn,
+/// file 1 with a duplicate and a line upstream ignores.
+fn ledger_files() -> Files {
+    let digest = |prefix: u32| format!("{prefix:08x}{}", "5e".repeat(28));
+    let lines = |prefixes: &[u32]| -> Vec<u8> {
+        prefixes
+            .iter()
+            .flat_map(|p| format!("{}\n", digest(*p)).into_bytes())
+            .collect()
+    };
+    let mut zero = lines(&[0, 3, 6, 9]);
+    zero.extend_from_slice(&digest(12).as_bytes()[..30]);
+    let mut one = lines(&[1, 4, 7, 4]);
+    one.extend_from_slice(b"junk\n");
+    let mut files = Files::new();
+    files.insert(".master-queue.lock".into(), Entry::File(Vec::new()));
+    files.insert(".state_shards".into(), Entry::Dir);
+    files.insert(".state_shards/processed.000.log".into(), Entry::File(zero));
+    files.insert(".state_shards/processed.001.log".into(), Entry::File(one));
+    files.insert(
+        ".state_shards/processed.002.log".into(),
+        Entry::File(lines(&[2, 5, 8, 11])),
+    );
+    files
+}
+
+/// The distinct valid digests the shard files of `root/.state_shards`
+/// hold, read as upstream reads them at `count`.
+fn ledger_digests(root: &Path, count: u32) -> BTreeSet<String> {
+    let shards = root.join(".state_shards");
+    let mut files: Vec<(u32, std::path::PathBuf)> = fs::read_dir(&shards)
+        .map(|entries| {
+            entries
+                .filter_map(|e| {
+                    let e = e.ok()?;
+                    let index = ledger::index_of(&e.file_name().to_string_lossy())?;
+                    (index < count && e.path().is_file()).then(|| (index, e.path()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    let mut scan = ledger::LedgerScan::new(count, Vec::new());
+    for (index, path) in files {
+        scan.file(index, fs::File::open(path).expect("open a shard file"))
+            .expect("read a shard file");
+    }
+    scan.set().iter().map(|d| d.to_string()).collect()
+}
+
+/// Every crash state of a ledger's re-shard and compaction: (a) every
+/// digest any file held is still in some file; (d) a master started at
+/// the new count from the crash state as it is loads at least what it
+/// loaded before; (b) the same command run again exits 0 and leaves every
+/// digest where the count reads it; (c) nothing panics.
+#[test]
+fn power_loss_at_any_crash_point_of_a_ledger_change_loses_no_digest() {
+    if strace_available().is_err() {
+        tell("strace cannot run here; the ledger's crash states are not checked");
+        return;
+    }
+    let started = Instant::now();
+    let mut violations = Vec::new();
+    let mut checked = 0;
+    for (name, args, count) in [
+        (
+            "ledger: repair --state-shards",
+            &["repair", "--state-shards=2", "--apply"][..],
+            2,
+        ),
+        ("ledger: compact", &["compact", "--apply"], u32::MAX),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(dir.path()).expect("canonical root");
+        let initial = ledger_files();
+        let made = materialise(&initial);
+        for entry in fs::read_dir(made.path()).unwrap() {
+            let entry = entry.unwrap();
+            let _ = fs::rename(entry.path(), root.join(entry.file_name()));
+        }
+        let initial = read_files(&root);
+        let union = ledger_digests(&root, u32::MAX);
+        let before_at_count = ledger_digests(&root, count);
+        let traced = trace(name, &root, args, &root, &initial);
+        assert_eq!(ledger_digests(&root, count), union, "{name}: the clean run");
+        for (i, state) in traced.states.iter().enumerate() {
+            checked += 1;
+            let mut violation = |check: &str, what: String| {
+                violations.push(format!(
+                    "{name}, state {i} at crash point {} (after {}): {check} {what}\n    state: {}",
+                    state.point, state.op, state.choice
+                ));
+            };
+            let a = materialise(&state.files);
+            let held = ledger_digests(a.path(), u32::MAX);
+            if !held.is_superset(&union) {
+                violation(
+                    "(a) lost",
+                    format!("{} digests in no file", union.difference(&held).count()),
+                );
+            }
+            if !ledger_digests(a.path(), count).is_superset(&before_at_count) {
+                violation(
+                    "(d) resume",
+                    "a master started now loads less than before".into(),
+                );
+            }
+            if let Some((check, what)) = rerun_fails(args, a.path()) {
+                violation(check, what);
+            } else if ledger_digests(a.path(), count) != union {
+                violation(
+                    "(b) finish",
+                    "after the rerun, the count does not load every digest".into(),
+                );
+            }
+        }
+        tell(&format!(
+            "{name}: {} crash points, {} crash states, {} distinct ones checked",
+            traced.points,
+            traced.generated,
+            traced.states.len()
+        ));
+    }
+    tell(&format!(
+        "{checked} ledger states in {:.1}s",
+        started.elapsed().as_secs_f64()
+    ));
+    assert!(
+        violations.is_empty(),
+        "{} violations:\n{}",
+        violations.len(),
+        violations
+            .iter()
+            .take(MAX_LISTED)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 /// Writes every crash state with a violation into `DIR/<command>-<index>/`,

@@ -447,7 +447,7 @@ fn a_failure_after_the_change_exits_4_and_names_the_file() {
     assert_eq!(
         failed,
         schema::Failed {
-            schema_version: 1,
+            schema_version: 2,
             command: "compact".into(),
             mode: Some("apply".into()),
             files: Vec::new(),

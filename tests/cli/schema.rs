@@ -1018,6 +1018,104 @@ pub struct Report<P> {
     pub command: String,
     pub mode: Mode,
     pub files: Vec<Outcome<P>>,
+    /// `repair` and `compact` only (absent from the others' reports).
+    #[serde(default)]
+    pub ledgers: Option<Vec<LedgerChange>>,
+}
+
+impl<P> Report<P> {
+    /// The only ledger; panics when there is none or several.
+    pub fn ledger(&self) -> &LedgerChange {
+        match self.ledgers.as_deref() {
+            Some([only]) => only,
+            other => panic!("one ledger: {other:?}"),
+        }
+    }
+}
+
+/// What `repair` or `compact` did to a digest ledger.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerChange {
+    pub path: String,
+    pub shard_count: u32,
+    pub reshard: bool,
+    pub before: LedgerState,
+    pub after: LedgerState,
+    pub files: Vec<LedgerFileChange>,
+    pub written: bool,
+    pub keeps_backup: bool,
+    pub removed_temp_files: Vec<String>,
+    pub stale_temp_files_left: Vec<Leftover>,
+    #[serde(deserialize_with = "present")]
+    pub note: Option<String>,
+}
+
+/// A ledger as upstream's reader loads it at a shard count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerState {
+    pub digests: u64,
+    pub unread: u64,
+    pub distinct: u64,
+    pub valid: u64,
+    pub ignored: u64,
+    pub files: u64,
+}
+
+/// What happens to one shard file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileAction {
+    None,
+    Rewrite,
+    Create,
+    Remove,
+    Skip,
+}
+
+/// What happens to the end of a ledger file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(tag = "action", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum TailSeal {
+    None,
+    Cut {
+        offset: u64,
+        bytes: u64,
+        nul_bytes: u64,
+    },
+    Terminate {
+        offset: u64,
+        nul_bytes: u64,
+    },
+}
+
+/// One shard file, planned and changed.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerFileChange {
+    pub name: String,
+    pub index: u32,
+    pub action: FileAction,
+    pub tail: TailSeal,
+    #[serde(deserialize_with = "present")]
+    pub restored: Option<String>,
+    pub lines_before: u64,
+    pub lines_after: u64,
+    pub valid_before: u64,
+    pub valid_after: u64,
+    pub moved_out: u64,
+    pub moved_in: u64,
+    pub duplicates_dropped: u64,
+    pub ignored_dropped: u64,
+    pub written: bool,
+    #[serde(deserialize_with = "present")]
+    pub backup: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub output: Option<String>,
+    /// Absent, not null, when nothing was carried.
+    #[serde(default)]
+    pub late_appends_carried: Option<Carried>,
 }
 
 impl<P> Report<P> {

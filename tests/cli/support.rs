@@ -287,3 +287,32 @@ pub fn state(path: &Path) -> (Vec<Lease>, Vec<String>) {
         .collect();
     (active, v.completed)
 }
+
+/// A master holding `lock` (created if absent): flock(1) keeps it while
+/// `sleep 60` runs (-o: the command itself does not hold it), in a process
+/// group of its own; returned once /proc/locks shows it held. Kill it to
+/// let go. `None` when flock(1) is not installed (said on stderr).
+pub fn hold_master_lock(lock: &Path, untested: &str) -> Option<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    if !flock_installed(untested) {
+        return None;
+    }
+    if !lock.exists() {
+        std::fs::write(lock, b"").expect("create the lock file");
+    }
+    let master = std::process::Command::new("flock")
+        .process_group(0)
+        .args(["-n", "-o"])
+        .arg(lock)
+        .args(["sleep", "60"])
+        .spawn()
+        .expect("run flock");
+    let pid = master.id();
+    while !std::fs::read_to_string("/proc/locks")
+        .expect("read /proc/locks")
+        .contains(&format!(" {pid} "))
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    Some(master)
+}

@@ -7,7 +7,6 @@
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -754,26 +753,13 @@ fn a_held_master_lock_refuses_with_exit_3() {
     // The lock is held by flock(1) (-o: its command does not hold it), not
     // by this test process, whose forked children would hold it too for a
     // moment before they exec and be named as holders.
-    if !crate::support::flock_installed("a held master lock") {
-        return;
-    }
     let dir = copy_dir(&fixture("samples"));
     let lock_path = dir.path().join(".master-queue.lock");
-    fs::write(&lock_path, b"").unwrap();
-    let mut master = Command::new("flock")
-        .process_group(0)
-        .args(["-n", "-o"])
-        .arg(&lock_path)
-        .args(["sleep", "60"])
-        .spawn()
-        .unwrap();
+    let Some(mut master) = crate::support::hold_master_lock(&lock_path, "a held master lock")
+    else {
+        return;
+    };
     let pid = master.id();
-    while !fs::read_to_string("/proc/locks")
-        .unwrap()
-        .contains(&format!(" {pid} "))
-    {
-        std::thread::sleep(Duration::from_millis(10));
-    }
     let before = fs::read(dir.path().join(".work_leases.jsonl")).unwrap();
     for cmd in WRITERS {
         lj().args(cmd)

@@ -19,11 +19,16 @@
 //!
 //! `engine::ledger::line` splits and judges lines, `engine::ledger::set`
 //! holds the distinct digests, `engine::ledger::scan` reads a ledger file
-//! by file, `engine::ledger::sniff` names the ledger's files, and
-//! `engine::ledger::start` says how the next master start reads it.
+//! by file, `engine::ledger::sniff` names the ledger's files,
+//! `engine::ledger::start` says how the next master start reads it;
+//! `engine::ledger::seal` makes a file's end safe for the next `add`, and
+//! `engine::ledger::rewrite` plans, writes and reads back the files that
+//! `repair` and `compact` rewrite.
 
 pub mod line;
+pub mod rewrite;
 pub mod scan;
+pub mod seal;
 pub mod set;
 pub mod slots;
 pub mod sniff;
@@ -35,6 +40,7 @@ use serde::{Serialize, Serializer};
 
 pub use line::{Reason, Tail, TailKind};
 pub use scan::{FileScan, Fit, LedgerScan, Reasons, Site, Totals};
+pub use seal::{LastLine, Sealed, TailSeal};
 pub use set::DigestSet;
 pub use sniff::{DIR, NAMESPACE, file_name, index_of, owns_name};
 

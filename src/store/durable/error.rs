@@ -171,6 +171,8 @@ pub enum Done {
     PartlyAppended,
     /// The file was changed (what exactly is in its other changes).
     Changed,
+    /// The file was removed (its content is in other files now).
+    Removed,
 }
 
 impl std::fmt::Display for Done {
@@ -185,6 +187,7 @@ impl std::fmt::Display for Done {
             Done::RecordsAppended => "had the records appended",
             Done::PartlyAppended => "was partly appended to",
             Done::Changed => "was changed",
+            Done::Removed => "was removed",
         })
     }
 }

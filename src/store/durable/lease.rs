@@ -8,6 +8,10 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
+use std::path::Path;
+
+use super::error::{WriteError, io_err};
+use super::{Identity, Original};
 use crate::store::failpoint;
 use crate::store::procs::open_descriptions;
 
@@ -118,4 +122,33 @@ pub(super) fn writers_of(file: &File) -> Vec<i64> {
         }
     }
     pids
+}
+
+/// Under a read lease on `original` (no process can open it for writing
+/// while it is held), checks that `target` is still the file that was
+/// read, not grown by a byte: what a change that replaces or removes it
+/// needs right before it does. A process that has it open for writing is
+/// refused ([`WriteError::Busy`]); where leases are refused, such a
+/// process is looked for in `/proc` instead, and no lease is held.
+pub(super) fn hold_unchanged<'f>(
+    original: &Original<'f>,
+    target: &Path,
+) -> Result<Option<Lease<'f>>, WriteError> {
+    let busy = || WriteError::Busy {
+        path: target.to_path_buf(),
+    };
+    let held = match lease(original.file, libc::F_RDLCK) {
+        Ok(held) => Some(held),
+        Err(NoLease::Busy) => return Err(busy()),
+        Err(NoLease::Unsupported) if !writers_of(original.file).is_empty() => return Err(busy()),
+        Err(NoLease::Unsupported) => None,
+    };
+    let now = original.file.metadata().map_err(io_err(target, "stat"))?;
+    if Identity::of(&now) != Identity::of(original.meta) {
+        return Err(WriteError::Changed {
+            path: target.to_path_buf(),
+        });
+    }
+    Identity::of(original.meta).check(target)?;
+    Ok(held)
 }

@@ -15,7 +15,8 @@
 //!   and the source a result is made from;
 //! - `late`: records another process appended during a replacement,
 //!   carried into the result;
-//! - `append`: seal the tail, one write, fsync.
+//! - `append`: seal the tail, one write, fsync;
+//! - `remove`: a file removed from a set of files, backed up first.
 //!
 //! Order of a change in place, as the write session
 //! (`store::session`) uses it:
@@ -44,6 +45,7 @@ mod error;
 mod late;
 mod lease;
 mod lock;
+mod remove;
 mod replace;
 mod reread;
 
@@ -52,6 +54,7 @@ pub use backup::{backup, remove_copy};
 pub use error::{Change, ChangeLog, Done, WriteError};
 pub use late::Carried;
 pub use lock::HeldLock;
+pub use remove::remove_in_place;
 pub use replace::{
     Leftover, Published, StaleTemps, remove_stale_temps, replace_in_place, write_new,
 };

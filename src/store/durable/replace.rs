@@ -11,13 +11,11 @@ use serde::Serialize;
 
 use super::error::{ChangeLog, Done, WriteError, io_err};
 use super::late::{Carried, settle};
-use super::lease::{NoLease, lease, writers_of};
+use super::lease::{hold_unchanged, lease};
 use super::reread::{
     AbandonOnDrop, End, Progress, Publish, RefuseOnDrop, Reporting, Reread, SourceError,
 };
-use super::{
-    Identity, Original, c_path, give_to, give_to_owner_of, link_unnamed, parent_or_dot, sync_dir,
-};
+use super::{Original, c_path, give_to, give_to_owner_of, link_unnamed, parent_or_dot, sync_dir};
 use crate::store::error::in_words;
 use crate::store::failpoint;
 
@@ -461,32 +459,7 @@ fn replace_then(
     // writing until the rename is done. Where leases are refused, the
     // processes that have it open for writing are looked for instead.
     let held = match how.original {
-        Some(original) => {
-            let held = match lease(original.file, libc::F_RDLCK) {
-                Ok(held) => Some(held),
-                Err(NoLease::Busy) => {
-                    return Err(WriteError::Busy {
-                        path: target.to_path_buf(),
-                    });
-                }
-                Err(NoLease::Unsupported) => {
-                    if !writers_of(original.file).is_empty() {
-                        return Err(WriteError::Busy {
-                            path: target.to_path_buf(),
-                        });
-                    }
-                    None
-                }
-            };
-            let now = original.file.metadata().map_err(io_err(target, "stat"))?;
-            if Identity::of(&now) != Identity::of(original.meta) {
-                return Err(WriteError::Changed {
-                    path: target.to_path_buf(),
-                });
-            }
-            Identity::of(original.meta).check(target)?;
-            held
-        }
+        Some(original) => hold_unchanged(original, target)?,
         None => None,
     };
     failpoint::hit("renaming").map_err(io_err(target, "rename"))?;
