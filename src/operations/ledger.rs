@@ -252,8 +252,8 @@ pub struct LedgerReport {
     pub valid: u64,
     /// Valid lines repeating an earlier digest.
     pub duplicates: u64,
-    /// Valid lines in a file their shard at the count does not name
-    /// (loaded all the same).
+    /// Valid lines in a file the count reads, which their shard at the
+    /// count does not name (loaded all the same).
     pub misplaced: u64,
     /// Distinct digests read beyond `MAX_DEDUP_ENTRIES` (5,000,000), which
     /// upstream drops, arbitrary ones.

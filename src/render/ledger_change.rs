@@ -43,7 +43,7 @@ pub(super) fn ledger(
         )
     } else {
         format!(
-            "read at {n}, the smallest count that reads every file; --state-shards N moves the digests into the files N reads"
+            "read at {n}, the smallest count that reads every file, not SYMCC_STATE_SHARDS (verify says what a smaller count loses); repair --state-shards N moves the digests into the files N reads"
         )
     };
     writeln!(out, "  shards      {shards}")?;

@@ -130,6 +130,29 @@ pub fn beside(dir: &Path) -> Result<Option<LedgerDir>, InputError> {
     }
 }
 
+/// What stands at a state directory's `.state_shards` when it is there
+/// and not a directory (links followed, as upstream's `os.path.isdir`
+/// follows them): what it is. Upstream's ledger then cannot be made:
+/// `durable_makedirs` raises `NotADirectoryError`.
+pub fn blocker(dir: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let ledger_dir = dir.join(ledger::DIR);
+    let meta = fs::metadata(&ledger_dir).ok()?;
+    let kind = meta.file_type();
+    let what = if kind.is_dir() {
+        return None;
+    } else if kind.is_file() {
+        "a regular file"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a device"
+    };
+    Some(what)
+}
+
 /// A single ledger file given by path, as a directory of one shard; one
 /// of upstream's names that is not there is the error (a path given is
 /// never an absent shard).

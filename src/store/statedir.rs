@@ -48,6 +48,9 @@ pub struct StateDir {
     pub master_lock: LockState,
     /// The digest ledger's directory, when there is one.
     pub ledger: Option<LedgerDir>,
+    /// What stands at `.state_shards` when something that is not a
+    /// directory does (`store::ledger::blocker`).
+    pub ledger_blocker: Option<&'static str>,
 }
 
 /// Looks at a state directory without writing, creating or locking anything.
@@ -108,9 +111,11 @@ pub fn examine(dir: &Path, proc_locks: Option<&str>) -> Result<StateDir, InputEr
     }
 
     let ledger = ledger::beside(dir)?;
+    let ledger_blocker = ledger::blocker(dir);
     let master_lock = lock::master_lock(dir, proc_locks);
     Ok(StateDir {
         ledger,
+        ledger_blocker,
         path: dir.to_path_buf(),
         files,
         temp_files,

@@ -761,3 +761,34 @@ fn every_upstream_ledger_case_verifies_as_upstream_read_it() {
         assert_eq!(report.count("ledger-count-unknown"), 0, "{name}");
     }
 }
+
+#[test]
+fn a_file_where_the_ledger_directory_goes_is_a_no_go_unless_the_ledger_is_off() {
+    let c = Campaign::new();
+    fs::write(c.run1().join(ledger::DIR), b"not a directory\n").unwrap();
+    let run = |off: bool| {
+        let mut cmd = c.lj();
+        cmd.args(["verify", "--now", NOW, "--state-shards", "2"])
+            .arg("run1");
+        if off {
+            cmd.env("SYMCC_PERSISTENT_STATE", "0");
+        }
+        verify_json(&mut cmd)
+    };
+    let (code, report) = run(false);
+    assert_eq!(
+        (code, counts(&report)),
+        (1, vec![("ledger-not-a-directory", 1)])
+    );
+    // With the ledger off, upstream never makes it: nothing is wrong.
+    let (code, report) = run(true);
+    assert_eq!((code, counts(&report)), (0, vec![]));
+    golden::assert_run(
+        "test.ledger_verify.not-a-directory",
+        &format!("verify --now {NOW} --state-shards 2 run1"),
+        c.lj()
+            .args(["verify", "--now", NOW, "--state-shards", "2"])
+            .arg("run1"),
+        Some(c.root.path()),
+    );
+}

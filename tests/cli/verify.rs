@@ -474,6 +474,7 @@ fn catalog_codes_all_have_a_test() {
         "ledger-misplaced",
         "ledger-duplicate",
         "ledger-not-a-file",
+        "ledger-not-a-directory",
         "ledger-count-unknown",
         "ledger-off",
         "lease-not-in-ledger",

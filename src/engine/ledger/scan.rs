@@ -86,9 +86,11 @@ pub struct FileScan {
     pub new: u64,
     /// Valid lines whose digest came earlier, here or in an earlier file.
     pub duplicates: u64,
-    /// Valid lines whose digest the count files under another shard:
-    /// upstream loads them all the same (it never checks), and writes the
-    /// digest to its own shard's file when it is added again.
+    /// Valid lines whose digest the count files under another shard, in
+    /// a file the count reads: upstream loads them all the same (it never
+    /// checks), and writes the digest to its own shard's file when it is
+    /// added again. (A file the count never reads counts none: its digests
+    /// are `Totals::unread`, not loaded at all.)
     pub misplaced: u64,
     /// Lines upstream ignores, by reason.
     pub ignored: Reasons,
@@ -192,7 +194,8 @@ pub struct Totals {
     pub over_limit: u64,
     /// Valid lines repeating a digest.
     pub duplicates: u64,
-    /// Valid lines in a file their shard at the count does not name.
+    /// Valid lines in a file the count reads, which their shard at the
+    /// count does not name.
     pub misplaced: u64,
     /// Ignored lines by reason.
     pub ignored: Reasons,
@@ -308,7 +311,7 @@ impl LedgerScan {
         };
         scan.valid += 1;
         self.fit.add(scan.index, &digest);
-        if digest.shard(self.count) != scan.index {
+        if scan.read && digest.shard(self.count) != scan.index {
             scan.misplaced += 1;
         }
         if !self.queries.is_empty() && self.queries.contains(&digest) {
@@ -390,7 +393,10 @@ mod tests {
         assert_eq!(f2.tail.kind, super::super::TailKind::MissingNewline);
         let totals = scan.totals();
         assert_eq!((totals.distinct, totals.digests, totals.unread), (3, 2, 1));
-        assert_eq!(totals.misplaced, 2, "both of file 2 are in shard 0 at 2");
+        assert_eq!(
+            totals.misplaced, 0,
+            "file 2 is not read at 2: unread, not misplaced"
+        );
         assert_eq!(scan.fit().counts(64), Some(vec![]), "prefix 5 in file 2");
         assert_eq!(scan.sites().len(), 1);
         assert_eq!((scan.sites()[0].line, scan.sites()[0].offset), (2, 65));

@@ -402,6 +402,11 @@ catalog! {
         "An error because resuming loses digests: upstream cannot read it, and every digest the next run adds to that shard is lost without a word, so the AFL rescan of each later start dispatches those inputs again. A FIFO there blocks the master's start until something writes to it.",
         "open() fails (or blocks) and load_recent skips the shard; add swallows the OSError.",
         "Move it aside while no master runs: the master creates the file with the next digest it adds", None;
+    LedgerNotADirectory "ledger-not-a-directory", Error, Ledger,
+        "The state directory's .state_shards is there but is not a directory: a regular file, a FIFO, a socket or a device.",
+        "An error because the next master start cannot keep a digest ledger: upstream makes .state_shards with durable_makedirs, which raises NotADirectoryError for it, so the master does not start as configured (unless SYMCC_PERSISTENT_STATE turns the ledger off), and no digest of this campaign is recorded for the AFL rescan to skip.",
+        "PersistentShardLedger.__init__ calls durable_makedirs(root): os.path.isdir(root) is false, NotADirectoryError.",
+        "Move it aside while no master runs (keep it if it holds digests: its lines can be appended to .state_shards/processed.000.log and re-sharded with leasejournal repair --apply --state-shards N DIR); the master makes the directory at its next start", None;
     LedgerCountUnknown "ledger-count-unknown", Info, Ledger,
         "Neither --state-shards, SYMCC_STATE_SHARDS nor --workers says the shard count the next master start reads the digest ledger at.",
         "The ledger is judged at the smallest count that reads every file, so no file counts as unread; a start with fewer shards would leave some unread (ledger-unread-shards). The finding names the counts the files fit.",

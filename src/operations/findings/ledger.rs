@@ -63,6 +63,20 @@ pub fn check(
     Ok((findings, next))
 }
 
+/// Something that is not a directory stands at `.state_shards`: the next
+/// start cannot make its ledger (unless the ledger is off).
+pub fn blocked(path: &str, what: &str, start: &NextStart, settings: &Settings) -> Findings {
+    let mut findings = Findings::default();
+    if start.ledger_used() {
+        findings.add(settings, Code::LedgerNotADirectory, path, At::default(), || {
+            format!(
+                "{what}, not a directory: the next master start cannot make its digest ledger (durable_makedirs raises NotADirectoryError), so no dispatched input is recorded for the AFL rescan to skip"
+            )
+        });
+    }
+    findings
+}
+
 /// The digests of the leases resume requeues with their seed: the ones
 /// whose input the rescan could dispatch a second time.
 fn lease_digests(forecast: &Forecast) -> Vec<Digest> {
@@ -173,15 +187,17 @@ fn each_file(
     let index = file.index.unwrap_or_default();
     let Some(scan) = &file.scan else {
         let what = match file.kind {
-            EntryKind::Dir => "a directory",
+            EntryKind::Dir => {
+                format!("a directory where shard {index}'s file would be: upstream cannot open it")
+            }
             // The master's next add creates the file it names.
             _ if ledger_dir::dangling(Path::new(&path)) => return Ok(()),
-            _ => "neither a file nor a directory (a FIFO, a socket or a device)",
+            _ => format!(
+                "neither a file nor a directory where shard {index}'s file would be: a FIFO blocks the master's start at its open until something writes to it, a socket or a device cannot be read"
+            ),
         };
         f.add(s, Code::LedgerNotAFile, &path, At::default(), || {
-            format!(
-                "{what} where shard {index}'s file would be: upstream cannot read it, and every digest the next run adds to that shard is lost"
-            )
+            format!("{what}, and every digest the next run adds to that shard is lost")
         });
         return Ok(());
     };

@@ -297,6 +297,15 @@ fn verify_target(
                 Some(ledger_dir) => Some(ledger::check(ledger_dir, &forecasts, next, settings)?),
                 None => None,
             };
+            if let Some(what) = dir.ledger_blocker {
+                let path = dir.path.join(crate::engine::ledger::DIR);
+                findings.extend(ledger::blocked(
+                    &path.display().to_string(),
+                    what,
+                    next,
+                    settings,
+                ));
+            }
             findings.extend(resume_findings(forecasts, settings));
             let view = ledger_checked.map(|(found, read)| {
                 findings.extend(found);
