@@ -5,7 +5,6 @@
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use leasejournal::engine::journal::encode::marker_line;
@@ -214,17 +213,18 @@ fn restore_and_rollback_refuse_while_a_master_holds_the_lock() {
     let backup = companions(&journal, ".bak.")
         .pop()
         .expect("compact's backup");
-    let lock = fs::File::create(dir.path().join(".master-queue.lock")).unwrap();
-    // SAFETY: a valid descriptor.
-    assert_eq!(
-        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
-        0
-    );
+    // The lock is held by another process: held by this one, a child
+    // another test forks in the meantime would share it for an instant.
+    let Some(mut master) =
+        crate::support::hold_master_lock(&dir.path().join(".master-queue.lock"), "the refusal")
+    else {
+        return;
+    };
     let before = fs::read(&journal).unwrap();
     let refusal = format!(
-        "leasejournal: {}: a running master, {}, holds .master-queue.lock; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS\n",
+        "leasejournal: {}: a running master, pid {} (flock), holds .master-queue.lock; nothing was written. Stop it first, or wait for it with --lock-timeout SECONDS\n",
         dir.path().display(),
-        crate::support::this_holder()
+        master.id()
     );
     for (command, file) in [("restore", &export), ("rollback", &backup)] {
         lj().args([command, "--apply"])
@@ -234,6 +234,8 @@ fn restore_and_rollback_refuse_while_a_master_holds_the_lock() {
             .stdout("")
             .stderr(refusal.clone());
     }
+    master.kill().unwrap();
+    master.wait().unwrap();
     assert_eq!(fs::read(&journal).unwrap(), before);
     assert_eq!(companions(&journal, ".bak.").len(), 1, "no backup made");
 }

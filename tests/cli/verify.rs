@@ -1386,13 +1386,25 @@ fn the_master_lock_is_named_by_its_real_holder() {
         .spawn()
         .unwrap();
     let taker_pid = i64::from(taker.id());
-    // Until the lock is taken, then the taker goes; its child keeps it.
+    // Until the lock is taken and flock(1) has forked the child that
+    // inherits it (killed between its flock() and its fork(), the taker
+    // would take the lock with it), then the taker goes; its child keeps it.
     let taken = || {
         fs::read_to_string("/proc/locks")
             .unwrap()
             .contains(&format!(" {taker_pid} "))
     };
-    while !taken() {
+    let forked = || {
+        fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            fs::read_to_string(e.path().join("stat")).is_ok_and(|stat| {
+                // pid (comm) state ppid …: comm may hold spaces, so after ')'.
+                stat.rsplit_once(") ")
+                    .and_then(|(_, rest)| rest.split(' ').nth(1))
+                    .is_some_and(|ppid| ppid == taker_pid.to_string())
+            })
+        })
+    };
+    while !(taken() && forked()) {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     taker.kill().unwrap();
