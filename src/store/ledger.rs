@@ -135,22 +135,12 @@ pub fn beside(dir: &Path) -> Result<Option<LedgerDir>, InputError> {
 /// follows them): what it is. Upstream's ledger then cannot be made:
 /// `durable_makedirs` raises `NotADirectoryError`.
 pub fn blocker(dir: &Path) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt;
-    let ledger_dir = dir.join(ledger::DIR);
-    let meta = fs::metadata(&ledger_dir).ok()?;
-    let kind = meta.file_type();
-    let what = if kind.is_dir() {
-        return None;
-    } else if kind.is_file() {
-        "a regular file"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "a device"
-    };
-    Some(what)
+    let meta = fs::metadata(dir.join(ledger::DIR)).ok()?;
+    match meta.file_type() {
+        kind if kind.is_dir() => None,
+        kind if kind.is_file() => Some("a regular file"),
+        _ => Some(open::file_type_name(&meta)),
+    }
 }
 
 /// A single ledger file given by path, as a directory of one shard; one

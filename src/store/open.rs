@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::store::error::{InputError, in_words};
 
-fn file_type_name(meta: &Metadata) -> &'static str {
+pub(crate) fn file_type_name(meta: &Metadata) -> &'static str {
     let ft = meta.file_type();
     if ft.is_dir() {
         "a directory"
