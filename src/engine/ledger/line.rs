@@ -238,7 +238,23 @@ impl Splitter {
     /// ASCII without `\r`: lines end at `\n` only.
     fn feed_plain(&mut self, block: &[u8], line: &mut impl FnMut(Line)) {
         let mut at = 0;
-        while let Some(end) = memchr(b'\n', &block[at..]) {
+        loop {
+            // A digest and its newline, the line almost every line is: no
+            // search for the newline. (64 hex digits hold no newline, so
+            // the one after them ends the line.)
+            if !self.pending.seen
+                && let Some(text) = block.get(at..at + 65)
+                && text[64] == b'\n'
+                && let Some(digest) = Digest::from_lower_hex(&text[..64])
+            {
+                self.end_line(Judged::Valid(digest), line);
+                at += 65;
+                self.start = self.offset + at as u64;
+                continue;
+            }
+            let Some(end) = memchr(b'\n', &block[at..]) else {
+                break;
+            };
             let text = &block[at..at + end];
             let judged = match Digest::from_lower_hex(text) {
                 Some(digest) if !self.pending.seen => Judged::Valid(digest),
@@ -281,7 +297,9 @@ impl Splitter {
             offset: self.start,
             judged,
         });
-        self.pending = Pending::default();
+        if self.pending.seen {
+            self.pending = Pending::default();
+        }
     }
 
     /// The end of the file: the unterminated last line, if any, is a line

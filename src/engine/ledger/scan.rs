@@ -118,6 +118,8 @@ pub struct Site {
 pub struct Fit {
     /// The gcd of every `prefix - index` (0 while there are none).
     gcd: u64,
+    /// `gcd` as a fast divisor, once it is not 0.
+    divisor: Option<Divisor>,
     /// A digest whose prefix is below its file's index: no count fits.
     none: bool,
     /// The highest index present.
@@ -125,11 +127,20 @@ pub struct Fit {
 }
 
 impl Fit {
+    #[inline]
     fn add(&mut self, index: u32, digest: &Digest) {
-        match u64::from(digest.prefix()).checked_sub(u64::from(index)) {
+        match digest.prefix().checked_sub(index) {
             // A multiple of the gcd so far leaves it as it is.
-            Some(diff) if self.gcd != 0 && diff % self.gcd == 0 => {}
-            Some(diff) => self.gcd = gcd(self.gcd, diff),
+            Some(diff) if self.divisor.is_some_and(|d| d.divides(diff)) => {}
+            Some(diff) => {
+                self.gcd = gcd(self.gcd, u64::from(diff));
+                // Both below 2^32, so their gcd is too (or 0, for a first
+                // difference of 0, which every count divides).
+                self.divisor = u32::try_from(self.gcd)
+                    .ok()
+                    .filter(|g| *g != 0)
+                    .map(Divisor::new);
+            }
             None => self.none = true,
         }
     }
@@ -163,6 +174,41 @@ impl Fit {
                 .filter(|c| *c >= floor && *c <= limit)
                 .collect(),
         )
+    }
+}
+
+/// Division by a fixed 32-bit number without a division instruction, which
+/// costs more than the rest of judging a line (Lemire, Kaser and Kurz,
+/// "Faster remainder by direct computation", 2019).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Divisor {
+    d: u32,
+    /// `ceil(2^64 / d)`.
+    m: u64,
+}
+
+impl Divisor {
+    /// A divisor of `d`, which is not 0.
+    pub fn new(d: u32) -> Divisor {
+        debug_assert!(d != 0);
+        Divisor {
+            d,
+            m: (u64::MAX / u64::from(d)).wrapping_add(1),
+        }
+    }
+
+    /// `n % d`.
+    #[inline]
+    pub fn remainder(self, n: u32) -> u32 {
+        let low = self.m.wrapping_mul(u64::from(n));
+        ((u128::from(low) * u128::from(self.d)) >> 64) as u32
+    }
+
+    /// Whether `d` divides `n`.
+    #[inline]
+    pub fn divides(self, n: u32) -> bool {
+        // For d = 1, m wraps to 0 and every n passes, as it should.
+        self.m.wrapping_mul(u64::from(n)) <= self.m.wrapping_sub(1)
     }
 }
 
@@ -204,14 +250,23 @@ pub struct Totals {
 /// A ledger being read at a shard count.
 #[derive(Debug)]
 pub struct LedgerScan {
-    count: u32,
+    parser: Parser,
     set: DigestSet,
     loaded: u64,
+    totals: Totals,
+    buffer: Vec<u8>,
+}
+
+/// What reading lines needs besides the set: the scan's parts that the
+/// thread parsing a file holds while another fills the set.
+#[derive(Debug)]
+struct Parser {
+    count: u32,
+    /// `count` as a fast divisor.
+    shards: Divisor,
     queries: Vec<Digest>,
     sites: Vec<Site>,
-    totals: Totals,
     fit: Fit,
-    buffer: Vec<u8>,
     /// Valid digests of the file being read, not yet in the set: they go
     /// in a batch at a time (`DigestSet::insert_all`).
     pending: Vec<Digest>,
@@ -220,26 +275,70 @@ pub struct LedgerScan {
 /// How many digests wait for the set at most.
 const PENDING: usize = 8192;
 
+/// Where full batches of digests go.
+trait Sink {
+    /// Takes the batch; `batch` is left empty, ready for more.
+    fn take(&mut self, batch: &mut Vec<Digest>);
+}
+
+/// Batches go straight into the set, on this thread.
+struct Inline<'a> {
+    set: &'a mut DigestSet,
+    new: u64,
+}
+
+impl Sink for Inline<'_> {
+    fn take(&mut self, batch: &mut Vec<Digest>) {
+        self.new += self.set.insert_all(batch);
+        batch.clear();
+    }
+}
+
+/// Batches go to the thread filling the set, which sends their vectors
+/// back to be filled again.
+struct Handoff {
+    to: std::sync::mpsc::SyncSender<Vec<Digest>>,
+    back: std::sync::mpsc::Receiver<Vec<Digest>>,
+}
+
+impl Sink for Handoff {
+    fn take(&mut self, batch: &mut Vec<Digest>) {
+        let empty = self
+            .back
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(PENDING));
+        // The filling thread only stops once this side hangs up, unless it
+        // panicked: then the scope re-raises its panic when it ends.
+        let _ = self.to.send(std::mem::replace(batch, empty));
+    }
+}
+
+/// How many full batches wait for the filling thread at most.
+const QUEUED: usize = 4;
+
 impl LedgerScan {
     /// A scan at `count` shards (0 is taken as 1, as upstream does), that
     /// also notes every line holding one of `queries`.
     pub fn new(count: u32, queries: Vec<Digest>) -> LedgerScan {
         LedgerScan {
-            count: count.max(1),
+            parser: Parser {
+                count: count.max(1),
+                shards: Divisor::new(count.max(1)),
+                queries,
+                sites: Vec::new(),
+                fit: Fit::default(),
+                pending: Vec::with_capacity(PENDING),
+            },
             set: DigestSet::new(),
             loaded: 0,
-            queries,
-            sites: Vec::new(),
             totals: Totals::default(),
-            fit: Fit::default(),
             buffer: Vec::new(),
-            pending: Vec::with_capacity(PENDING),
         }
     }
 
     /// The count the scan reads at.
     pub fn count(&self) -> u32 {
-        self.count
+        self.parser.count
     }
 
     /// Room for about `n` more distinct digests (from the files' sizes).
@@ -249,13 +348,16 @@ impl LedgerScan {
 
     /// Reads the file of shard `index` from `src`; files come in ascending
     /// index. An error is the reader's: what was read of the file counts.
+    ///
+    /// A file larger than one read is parsed on this thread while another
+    /// puts its digests in the set, a batch behind.
     pub fn file(&mut self, index: u32, mut src: impl Read) -> io::Result<FileScan> {
-        debug_assert!(self.fit.max_index.is_none_or(|m| m < index));
-        self.fit.max_index = Some(index);
-        let read = index < self.count;
+        let parser = &mut self.parser;
+        debug_assert!(parser.fit.max_index.is_none_or(|m| m < index));
+        parser.fit.max_index = Some(index);
         let mut scan = FileScan {
             index,
-            read,
+            read: index < parser.count,
             bytes: 0,
             lines: 0,
             valid: 0,
@@ -271,28 +373,50 @@ impl LedgerScan {
         };
         let mut buffer = std::mem::take(&mut self.buffer);
         buffer.resize(BLOCK, 0);
-        let mut splitter = Splitter::new();
-        let result = (|| {
-            loop {
-                let n = match src.read(&mut buffer) {
-                    Ok(0) => return Ok(()),
-                    Ok(n) => n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(e),
-                };
-                splitter.feed(&buffer[..n], &mut |line| self.line(&mut scan, line));
+        let first = read_some(&mut src, &mut buffer);
+        let (result, new) = match first {
+            Ok(n) if n == BLOCK => {
+                let set = &mut self.set;
+                std::thread::scope(|threads| {
+                    let (to, batches) = std::sync::mpsc::sync_channel::<Vec<Digest>>(QUEUED);
+                    let (give_back, back) = std::sync::mpsc::channel();
+                    let filler = threads.spawn(move || {
+                        let mut new = 0;
+                        for mut batch in batches {
+                            new += set.insert_all(&batch);
+                            batch.clear();
+                            let _ = give_back.send(batch);
+                        }
+                        new
+                    });
+                    let mut sink = Handoff { to, back };
+                    let result = parser.read(&mut scan, &mut buffer, n, &mut src, &mut sink);
+                    drop(sink);
+                    let new = filler
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    (result, new)
+                })
             }
-        })();
+            Ok(n) => {
+                let mut sink = Inline {
+                    set: &mut self.set,
+                    new: 0,
+                };
+                let result = parser.read(&mut scan, &mut buffer, n, &mut src, &mut sink);
+                (result, sink.new)
+            }
+            Err(e) => (Err(e), 0),
+        };
         self.buffer = buffer;
-        if result.is_err() {
-            self.flush(&mut scan);
+        scan.new = new;
+        scan.duplicates = scan.valid - new;
+        if scan.read {
+            self.loaded += new;
+        } else {
+            self.totals.unread += new;
         }
         result?;
-        let (tail, lines) = splitter.finish(&mut |line| self.line(&mut scan, line));
-        self.flush(&mut scan);
-        scan.tail = tail;
-        scan.lines = lines;
-        scan.bytes = tail.offset + tail.bytes;
         let totals = &mut self.totals;
         totals.files += 1;
         totals.lines += scan.lines;
@@ -302,55 +426,15 @@ impl LedgerScan {
         totals.ignored.add(&scan.ignored);
         Ok(scan)
     }
-
-    #[inline]
-    fn line(&mut self, scan: &mut FileScan, line: Line) {
-        let digest = match line.judged {
-            Judged::Valid(digest) => digest,
-            Judged::Ignored(reason) => return scan.ignored.count(reason),
-        };
-        scan.valid += 1;
-        self.fit.add(scan.index, &digest);
-        if scan.read && digest.shard(self.count) != scan.index {
-            scan.misplaced += 1;
-        }
-        if !self.queries.is_empty() && self.queries.contains(&digest) {
-            self.sites.push(Site {
-                digest,
-                index: scan.index,
-                line: line.number,
-                offset: line.offset,
-            });
-        }
-        self.pending.push(digest);
-        if self.pending.len() == PENDING {
-            self.flush(scan);
-        }
-    }
-
-    /// Puts the pending digests in the set, counting the new ones.
-    fn flush(&mut self, scan: &mut FileScan) {
-        let pending = self.pending.len() as u64;
-        let new = self.set.insert_all(&self.pending);
-        self.pending.clear();
-        scan.new += new;
-        scan.duplicates += pending - new;
-        if scan.read {
-            self.loaded += new;
-        } else {
-            self.totals.unread += new;
-        }
-    }
-
     /// Whether upstream's reader at the count holds this digest (beyond
     /// `MAX_DEDUP_ENTRIES`, it may have dropped it: see `Totals::over_limit`).
     pub fn sites(&self) -> &[Site] {
-        &self.sites
+        &self.parser.sites
     }
 
     /// The fit of the files read to shard counts.
     pub fn fit(&self) -> Fit {
-        self.fit
+        self.parser.fit
     }
 
     /// The distinct digests read, in every file.
@@ -365,6 +449,76 @@ impl LedgerScan {
         totals.digests = self.loaded.min(MAX_DEDUP_ENTRIES);
         totals.over_limit = self.loaded.saturating_sub(MAX_DEDUP_ENTRIES);
         totals
+    }
+}
+
+/// One read, retried when interrupted; 0 at the end.
+fn read_some(src: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match src.read(buffer) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
+}
+
+impl Parser {
+    /// Reads the rest of a file whose first `first` bytes are in `buffer`,
+    /// handing its valid digests to `sink` (all of them, even when the
+    /// reader fails: what was read counts).
+    fn read(
+        &mut self,
+        scan: &mut FileScan,
+        buffer: &mut [u8],
+        first: usize,
+        src: &mut impl Read,
+        sink: &mut impl Sink,
+    ) -> io::Result<()> {
+        let mut splitter = Splitter::new();
+        let mut n = first;
+        let result = loop {
+            if n == 0 {
+                break Ok(());
+            }
+            splitter.feed(&buffer[..n], &mut |line| self.line(scan, line, sink));
+            n = match read_some(src, buffer) {
+                Ok(n) => n,
+                Err(e) => break Err(e),
+            };
+        };
+        if result.is_ok() {
+            let (tail, lines) = splitter.finish(&mut |line| self.line(scan, line, sink));
+            scan.tail = tail;
+            scan.lines = lines;
+            scan.bytes = tail.offset + tail.bytes;
+        }
+        sink.take(&mut self.pending);
+        result
+    }
+
+    #[inline]
+    fn line(&mut self, scan: &mut FileScan, line: Line, sink: &mut impl Sink) {
+        let digest = match line.judged {
+            Judged::Valid(digest) => digest,
+            Judged::Ignored(reason) => return scan.ignored.count(reason),
+        };
+        scan.valid += 1;
+        self.fit.add(scan.index, &digest);
+        if scan.read && self.shards.remainder(digest.prefix()) != scan.index {
+            scan.misplaced += 1;
+        }
+        if !self.queries.is_empty() && self.queries.contains(&digest) {
+            self.sites.push(Site {
+                digest,
+                index: scan.index,
+                line: line.number,
+                offset: line.offset,
+            });
+        }
+        self.pending.push(digest);
+        if self.pending.len() == PENDING {
+            sink.take(&mut self.pending);
+        }
     }
 }
 
@@ -416,5 +570,101 @@ mod tests {
         scan.file(2, format!("{}\n", hex(6, 'c')).as_bytes())
             .unwrap();
         assert_eq!(scan.fit().counts(64), Some(vec![4]));
+    }
+    #[test]
+    fn the_fast_divisor_agrees_with_the_remainder() {
+        let ns = [
+            0u32,
+            1,
+            2,
+            3,
+            63,
+            64,
+            65,
+            1000,
+            65_535,
+            1 << 31,
+            u32::MAX - 1,
+            u32::MAX,
+        ];
+        for d in [
+            1u32,
+            2,
+            3,
+            7,
+            63,
+            64,
+            1000,
+            65_537,
+            1 << 31,
+            u32::MAX - 1,
+            u32::MAX,
+        ] {
+            let fast = Divisor::new(d);
+            for n in ns
+                .iter()
+                .copied()
+                .chain((0..2000u32).map(|i| i.wrapping_mul(2_147_483).wrapping_add(d / 3)))
+            {
+                assert_eq!(fast.remainder(n), n % d, "{n} % {d}");
+                assert_eq!(fast.divides(n), n % d == 0, "{d} | {n}");
+            }
+        }
+    }
+
+    /// A reader that hands out at most `step` bytes a read.
+    struct Steps<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Steps<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.data.len().min(self.step).min(buf.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_file_read_on_two_threads_counts_as_one_read_on_one() {
+        // Over 600 KB: the first read fills a block, so the set is filled
+        // on another thread; read in small steps, it is filled inline.
+        let mut text = String::new();
+        for i in 0..10_000u32 {
+            text.push_str(&hex(i % 7_000 * 4 + 1, 'e'));
+            text.push('\n');
+            if i % 1_000 == 0 {
+                text.push_str("torn\n\n");
+            }
+        }
+        text.push_str(&hex(5, 'a'));
+        let data = text.as_bytes();
+        assert!(data.len() > 2 * BLOCK);
+        let mut results = Vec::new();
+        for step in [usize::MAX, 1000] {
+            let query = Digest::parse(&hex(1, 'e')).unwrap();
+            let mut scan = LedgerScan::new(4, vec![query]);
+            let file = scan.file(1, Steps { data, step }).unwrap();
+            let mut held: Vec<Digest> = scan.set().iter().collect();
+            held.sort();
+            results.push((
+                format!("{file:?}"),
+                format!("{:?}", scan.totals()),
+                scan.sites().to_vec(),
+                held,
+            ));
+        }
+        assert_eq!(results[0], results[1]);
+        let scan = &results[0];
+        assert_eq!(scan.3.len(), 7_001);
+        assert!(
+            scan.0
+                .contains("valid: 10001, new: 7001, duplicates: 3000, misplaced: 0"),
+            "{}",
+            scan.0
+        );
+        assert_eq!(scan.2.len(), 2, "the query's two lines");
     }
 }
