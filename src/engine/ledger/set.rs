@@ -6,7 +6,7 @@
 //! - a probe walks the tags, 64 to a cache line, and reads a digest only
 //!   where its tag matches (one in 255 of the others): two accesses an
 //!   insertion, one of them a line a probe rarely leaves;
-//! - insertions are software-pipelined (`Table::insert_hashed`): while one
+//! - insertions are software-pipelined (`Table::insert_all`): while one
 //!   digest goes in, the digest slots and the tags of the next ones are
 //!   on their way, so the memory system is never idle;
 //! - the table sits in huge pages (`super::slots`): the whole table in the
@@ -180,24 +180,20 @@ impl Table {
     /// searched from `at`; whether it holds it.
     #[inline]
     fn probe(&self, mut at: usize, tag: u8, digest: &Slot) -> (usize, bool) {
-        let len = self.tags.len();
         loop {
-            let here = self.tags[at];
-            if here == 0 {
+            at = self.likely(at, tag);
+            if self.tags[at] == 0 {
                 return (at, false);
             }
-            if here == tag && self.slots[at] == *digest {
+            if self.slots[at] == *digest {
                 return (at, true);
             }
-            at += 1;
-            if at == len {
-                at = 0;
-            }
+            at = (at + 1) % self.tags.len();
         }
     }
 
     /// The first slot from `at` that is empty or has the tag: where a
-    /// probe most likely reads or writes a digest.
+    /// probe reads or writes a digest next.
     #[inline]
     fn likely(&self, mut at: usize, tag: u8) -> usize {
         let len = self.tags.len();

@@ -23,8 +23,8 @@ pub type Slot = [u8; 32];
 /// from the kernel holds valid values.
 ///
 /// # Safety
-/// All-zero bytes must be a valid `Self`, and `Self` must hold no pointers
-/// or resources.
+/// All-zero bytes must be a valid `Self` and be `Self::default()`, and
+/// `Self` must hold no pointers or resources.
 pub unsafe trait Zeroable: Copy + Default + 'static {}
 // SAFETY: any bytes are a valid `u8`.
 unsafe impl Zeroable for u8 {}
@@ -75,7 +75,7 @@ impl<T: Zeroable> Zeroed<T> {
             return Zeroed { memory };
         }
         Zeroed {
-            // `T::default()` is the all-zero value of every `Zeroable` here.
+            // `T::default()` is all zeroes (`Zeroable`).
             memory: Memory::Vec(vec![T::default(); len]),
         }
     }
