@@ -7,3 +7,4 @@ pub mod journal;
 pub mod json;
 pub mod ledger;
 pub mod snapshot;
+pub mod table;

@@ -19,6 +19,7 @@ pub mod report;
 pub mod restore;
 pub mod rollback;
 pub mod schema;
+pub mod table;
 pub mod timeline;
 pub mod verify;
 pub mod workers;

@@ -107,7 +107,7 @@ pub fn describe_holders(holders: &[Holder]) -> String {
 
 /// Whether process `pid` runs (exists, and is not a zombie waiting to be
 /// reaped).
-fn running(pid: i64) -> bool {
+pub fn running(pid: i64) -> bool {
     let Ok(stat) = fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("stat")) else {
         return false;
     };

@@ -51,3 +51,4 @@ pub mod read;
 pub mod resolve;
 pub mod session;
 pub mod statedir;
+pub mod table;

@@ -24,5 +24,6 @@ mod restore;
 mod scan;
 mod schema;
 mod support;
+mod table;
 mod verify;
 mod write;
