@@ -980,6 +980,7 @@ pub fn read(root: &Path, options: &TableOptions) -> Result<TableReport, InputErr
                 }
             }
             RootName::Probe { pid } => ("probe", pid),
+            RootName::Kept => ("kept", None),
             RootName::Other => ("other", None),
         };
         unread.push(UnreadEntry {
@@ -1037,7 +1038,7 @@ pub fn read(root: &Path, options: &TableOptions) -> Result<TableReport, InputErr
     }
     for entry in unread.iter_mut() {
         let dir = root.join(&entry.name);
-        if entry.why == "probe" || !files::is_dir(&dir) {
+        if matches!(entry.why, "probe" | "kept") || !files::is_dir(&dir) {
             continue;
         }
         let Ok(listing) = files::entries(&dir) else {
@@ -1223,7 +1224,7 @@ pub fn is_table_root(path: &Path) -> bool {
     for e in &entries {
         match table::root_name(&e.name) {
             RootName::Shard { .. } if e.kind == EntryType::Dir => shards += 1,
-            RootName::Probe { .. } => {}
+            RootName::Probe { .. } | RootName::Kept => {}
             _ => return false,
         }
     }

@@ -32,8 +32,8 @@ pub mod names;
 pub mod record;
 
 pub use names::{
-    DEFAULT_SHARDS, RootName, ShardName, TARGET_DIR, WORK_DIR, parse_id, root_name, shard_dir_name,
-    shard_name, shard_of, target_id,
+    ARCHIVE_DIR, DEFAULT_SHARDS, QUARANTINE_DIR, RootName, ShardName, TARGET_DIR, WORK_DIR,
+    parse_id, root_name, shard_dir_name, shard_name, shard_of, target_id,
 };
 pub use record::{Oddity, Raises, Reading, Record, Rejection, Status, TableKind, read, timestamp};
 

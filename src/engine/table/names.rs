@@ -11,6 +11,12 @@ use crate::engine::journal::{WorkId, decode_hex};
 pub const WORK_DIR: &str = ".work_lease_table";
 /// The target table's default root in a state directory.
 pub const TARGET_DIR: &str = ".target_lease_table";
+/// Where `leasejournal repair` keeps what it takes out of a table (the
+/// bytes of rejected records, left-over temporary files and probe
+/// directories), in a directory per run; upstream never lists it.
+pub const QUARANTINE_DIR: &str = ".leasejournal-quarantine";
+/// Where `leasejournal repair --archive-done` moves `done` records.
+pub const ARCHIVE_DIR: &str = ".leasejournal-archive";
 /// `SYMCC_MULTI_MASTER_LEASE_SHARDS`' default, for both tables.
 pub const DEFAULT_SHARDS: u64 = 256;
 
@@ -34,6 +40,8 @@ pub enum RootName {
     Shard { number: u64, canonical: bool },
     /// A directory the file-system probe left: the pid in its name.
     Probe { pid: Option<u32> },
+    /// [`QUARANTINE_DIR`] or [`ARCHIVE_DIR`]: this tool's own.
+    Kept,
     /// Anything else.
     Other,
 }
@@ -52,6 +60,9 @@ pub fn root_name(name: &str) -> RootName {
             number,
             canonical: shard_dir_name(number) == name,
         };
+    }
+    if name == QUARANTINE_DIR || name == ARCHIVE_DIR {
+        return RootName::Kept;
     }
     for prefix in PROBE_PREFIXES {
         if let Some(rest) = name.strip_prefix(prefix) {
