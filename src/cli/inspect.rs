@@ -7,12 +7,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::forensics;
-use super::ledger::LedgerArgs;
+use super::lease_table::InspectTableArgs;
 use super::output::{
-    Bars, Format, KindArg, OutputArgs, ProgressArgs, parse_count, parse_id_prefix, parse_now,
+    Bars, Format, KindArg, OutputArgs, ProgressArgs, RowsArgs, parse_id_prefix, parse_now,
     parse_worker, system_now,
 };
+use super::{forensics, ledger::LedgerArgs};
 use crate::operations::exit::Exit;
 use crate::operations::inspect::{self, JournalOptions};
 use crate::render;
@@ -20,10 +20,9 @@ use crate::render;
 /// Show what journals, snapshots or state directories say.
 ///
 /// PATH is a lease journal, a .state_tasks.json snapshot, or a state
-/// directory (<output>/<name>/), in which case every known file present is
-/// inspected in the order the master reads them on resume, leftover *.tmp
-/// files are listed, and whether .master-queue.lock is held is read from
-/// /proc/locks without touching the lock.
+/// directory (<output>/<name>/): every known file present is inspected in
+/// the order the master reads them on resume, leftover *.tmp files are
+/// listed, and whether .master-queue.lock is held is read from /proc/locks.
 ///
 /// Several PATHs are read side by side and reported in order, a blank line
 /// between two; one that cannot be read is named on stderr (exit 2). Their
@@ -35,7 +34,10 @@ use crate::render;
 /// loader reaches, and a table of active leases. For a snapshot: the clock
 /// domain, tasks, totals, state leases and what upstream's restore changes.
 /// For the digest ledger (.state_shards/ or a processed.NNN.log): files,
-/// digests loaded and unread at the shard count, ignored lines, tails.
+/// digests loaded and unread at the shard count, ignored lines, tails. For
+/// a fenced lease table (its root, or a state directory's own): upstream's
+/// counts, owners, what the next master start takes, and the records
+/// upstream rejects, misplaces or can never clear.
 #[derive(Clone, Debug, Args)]
 pub struct InspectArgs {
     /// Journals, snapshots and state directories; - reads standard input.
@@ -55,25 +57,13 @@ pub struct InspectArgs {
     pub id: Option<String>,
 
     /// List every record of the id(s) starting with PREFIX: line, offset,
-    /// op, time and the effect it had in replay.
+    /// op, time and the effect it had in replay (in a fenced lease table:
+    /// every file of the id, and what upstream makes of each).
     #[arg(long = "history", allow_hyphen_values = true, value_name = "PREFIX", value_parser = parse_id_prefix)]
     pub history: Option<String>,
 
-    /// Show at most N active leases in the table, oldest first, and say
-    /// how many were left out (0: all; JSON always lists every one).
-    #[arg(
-        long = "limit",
-        allow_negative_numbers = true,
-        value_name = "N",
-        default_value_t = 20,
-        value_parser = parse_count,
-        conflicts_with = "all"
-    )]
-    pub limit: usize,
-
-    /// Show every active lease in the table.
-    #[arg(long = "all")]
-    pub all: bool,
+    #[command(flatten)]
+    pub rows: RowsArgs,
 
     /// Compute ages against this Unix time instead of the system clock.
     #[arg(long = "now", allow_negative_numbers = true, value_name = "UNIX_SECONDS", value_parser = parse_now)]
@@ -82,36 +72,42 @@ pub struct InspectArgs {
     #[command(flatten)]
     pub ledger: LedgerArgs,
     #[command(flatten)]
+    pub table: InspectTableArgs,
+    #[command(flatten)]
     pub forensics: forensics::ForensicsArgs,
 
     #[command(flatten)]
     pub output: OutputArgs,
-
     #[command(flatten)]
     pub progress: ProgressArgs,
 }
 
 /// Runs `inspect`.
 pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    let (paths, kind, now) = (&args.paths, args.kind, args.now);
-    let (output, progress) = (&args.output, &args.progress);
+    let (paths, kind, now, output, progress) = (
+        &args.paths,
+        args.kind,
+        args.now,
+        &args.output,
+        &args.progress,
+    );
     #[rustfmt::skip]
     let asked = forensics::Inspect { paths, kind, now, output, progress };
     if let Some(ran) = forensics::run(&args.forensics, asked, out) {
         return ran;
     }
     let now = args.now.unwrap_or_else(system_now);
-    let limit = (!args.all && args.limit > 0).then_some(args.limit);
+    let limit = args.rows.limit();
     let options = JournalOptions {
         worker: args.worker,
         id_prefix: args.id.clone(),
         history: args.history.clone(),
         list_completed: args.output.format == Format::Json,
         ledger: args.ledger.options()?,
+        table: args.table.settings(),
     };
     let bars = Bars::for_paths(&args.progress, args.output.format, args.paths.len());
-    let kind = args.kind.map(KindArg::kind);
-    let (report, errors) = inspect::inspect(&args.paths, kind, &options, now, &bars)?;
+    let (report, errors) = inspect::inspect(paths, kind.map(KindArg::kind), &options, now, &bars)?;
     errors.iter().for_each(|e| super::tell(format_args!("{e}")));
     args.output.emit(out, &report, |out, styles| {
         render::inspect_report(out, &report, now, limit, styles)

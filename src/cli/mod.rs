@@ -8,6 +8,7 @@ mod diff;
 mod explain;
 mod forensics;
 mod inspect;
+mod lease_table;
 mod ledger;
 pub mod man;
 mod migrate;

@@ -278,3 +278,31 @@ pub fn system_now() -> f64 {
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
 }
+
+/// How many rows `inspect`'s tables show.
+#[derive(Clone, Debug, Args)]
+pub struct RowsArgs {
+    /// Show at most N rows in each table (active leases oldest first; a
+    /// fenced lease table's records), and say how many were left out (0:
+    /// all; JSON always lists every one).
+    #[arg(
+        long = "limit",
+        allow_negative_numbers = true,
+        value_name = "N",
+        default_value_t = 20,
+        value_parser = parse_count,
+        conflicts_with = "all"
+    )]
+    pub limit: usize,
+
+    /// Show every row of every table.
+    #[arg(long = "all")]
+    pub all: bool,
+}
+
+impl RowsArgs {
+    /// The rows per table, `None` for all.
+    pub fn limit(&self) -> Option<usize> {
+        (!self.all && self.limit > 0).then_some(self.limit)
+    }
+}

@@ -18,6 +18,7 @@ use crate::engine::json::{self, PyInt};
 use crate::engine::snapshot::{self, RestoreChanges, TaskLease};
 use crate::operations::ledger::{self, LedgerOptions, LedgerReport};
 use crate::operations::schema;
+use crate::operations::table::{self, TableReport, TableSettings};
 use crate::store::error::InputError;
 use crate::store::error::in_words;
 use crate::store::format;
@@ -46,6 +47,8 @@ pub struct JournalOptions {
     pub list_completed: bool,
     /// How the digest ledger is read, and what is asked of it.
     pub ledger: LedgerOptions,
+    /// How fenced lease tables are read.
+    pub table: TableSettings,
 }
 
 /// One active lease, as shown.
@@ -216,6 +219,9 @@ pub struct DirectoryReport {
     pub master_lock: LockState,
     /// The digest ledger, `.state_shards/`; `null` when there is none.
     pub ledger: Option<Box<LedgerReport>>,
+    /// The fenced lease tables at upstream's default roots
+    /// (`.work_lease_table/`, `.target_lease_table/`), when present.
+    pub tables: Vec<TableReport>,
 }
 
 /// `inspect` of a ledger directory or a single ledger file.
@@ -296,6 +302,8 @@ pub enum PathReport {
     Directory(DirectoryReport),
     /// A digest ledger (`.state_shards/`, or one `processed.NNN.log`).
     Ledger(Box<LedgerInspection>),
+    /// A fenced lease table's root.
+    Table(Box<TableReport>),
 }
 
 /// What `inspect` of several paths reports: each path's inspection, in
@@ -391,6 +399,14 @@ fn path_report(
     progress: &dyn Progress,
     proc_locks: &ProcLocks,
 ) -> Result<PathReport, InputError> {
+    if kind.is_none() && table::is_table_root(path) {
+        let options = options.table.options(
+            now,
+            crate::operations::findings::DEFAULT_SKEW,
+            options.history.clone(),
+        );
+        return Ok(PathReport::Table(Box::new(table::read(path, &options)?)));
+    }
     if kind.is_none() {
         let found = if ledger_dir::is_ledger_dir(path) {
             Some(ledger_dir::examine(path)?)
@@ -433,6 +449,17 @@ fn path_report(
                     .transpose()?,
                 stale_temp_files: dir.temp_files,
                 master_lock: dir.master_lock,
+                tables: table::tables_in(&dir.path)
+                    .iter()
+                    .map(|root| {
+                        let options = options.table.options(
+                            now,
+                            crate::operations::findings::DEFAULT_SKEW,
+                            options.history.clone(),
+                        );
+                        table::read(root, &options)
+                    })
+                    .collect::<Result<_, _>>()?,
             }))
         }
     }

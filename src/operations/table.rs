@@ -36,6 +36,33 @@ pub struct Setting<T> {
     pub from: String,
 }
 
+/// What the command line says of the tables a command reads: each
+/// `None` is what the master would use (its environment, then upstream's
+/// defaults).
+#[derive(Clone, Debug, Default)]
+pub struct TableSettings {
+    /// `--table-kind`.
+    pub kind: Option<TableKind>,
+    /// `--lease-shards`.
+    pub lease_shards: Option<u64>,
+    /// `--ttl`.
+    pub ttl: Option<f64>,
+}
+
+impl TableSettings {
+    /// The options of one read at `now`.
+    pub fn options(&self, now: f64, skew: f64, history: Option<String>) -> TableOptions {
+        TableOptions {
+            kind: self.kind,
+            lease_shards: self.lease_shards,
+            ttl: self.ttl,
+            now,
+            skew,
+            history,
+        }
+    }
+}
+
 /// How a table is read.
 #[derive(Clone, Debug)]
 pub struct TableOptions {
@@ -438,7 +465,10 @@ impl Part {
         self.held_locks.extend(other.held_locks);
         self.odd.extend(other.odd);
         for (owner, row) in other.owners {
-            let mine = self.owners.entry(owner).or_default();
+            let mine = self.owners.entry(owner).or_insert_with(|| OwnerRow {
+                owner: row.owner.clone(),
+                ..OwnerRow::default()
+            });
             mine.leased += row.leased;
             mine.expired += row.expired;
             mine.committing += row.committing;

@@ -409,6 +409,7 @@ pub fn path_report(
         PathReport::File(FileReport::Snapshot(snap)) => snapshot(out, snap, s),
         PathReport::Directory(d) => directory(out, d, now, limit, s),
         PathReport::Ledger(l) => super::ledger::inspection(out, l, s),
+        PathReport::Table(t) => super::lease_table::inspection(out, t, limit, s),
     }
 }
 
@@ -479,6 +480,10 @@ pub fn directory(
     if let Some(ledger) = &r.ledger {
         writeln!(out)?;
         super::ledger::ledger(out, ledger, s)?;
+    }
+    for t in &r.tables {
+        writeln!(out)?;
+        super::lease_table::inspection(out, t, limit, s)?;
     }
     Ok(())
 }

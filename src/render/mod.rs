@@ -4,6 +4,7 @@
 
 mod diff;
 mod inspect;
+mod lease_table;
 mod ledger;
 mod ledger_change;
 mod records;
