@@ -46,10 +46,12 @@ pub struct CheckArgs {
     #[arg(long = "now", allow_negative_numbers = true, value_name = "UNIX_SECONDS", value_parser = parse_now)]
     pub now: Option<f64>,
 
-    /// Report active unix leases at least this old as expired; 0 (the
-    /// default) is what the master's resume uses: every lease expires.
-    #[arg(long = "ttl", allow_negative_numbers = true, value_name = "SECONDS", default_value = "0", value_parser = parse_seconds)]
-    pub ttl: f64,
+    /// Report active unix leases at least this old as expired; without it,
+    /// 0, what the master's resume uses: every lease expires. For a fenced
+    /// lease table, the table's TTL (without it, the master's: see
+    /// inspect --ttl).
+    #[arg(long = "ttl", allow_negative_numbers = true, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub ttl: Option<f64>,
 
     /// Clock tolerance for future leases and clock regressions.
     #[arg(long = "skew", allow_negative_numbers = true, value_name = "SECONDS", default_value_t = DEFAULT_SKEW, value_parser = parse_seconds)]
@@ -96,6 +98,9 @@ pub struct CheckArgs {
 
     #[command(flatten)]
     pub next: NextStartArgs,
+
+    #[command(flatten)]
+    pub table: super::lease_table::TableArgs,
 }
 
 impl CheckArgs {
@@ -103,7 +108,7 @@ impl CheckArgs {
     pub fn settings(&self) -> Settings {
         Settings {
             now: self.now.unwrap_or_else(system_now),
-            ttl: self.ttl,
+            ttl: self.ttl.unwrap_or(0.0),
             skew: self.skew,
             max_examples: self.max_examples,
             ignore: self.ignore.clone(),
@@ -121,6 +126,7 @@ impl CheckArgs {
             seed_dir: std::env::current_dir()
                 .ok()
                 .map(|dir| dir.display().to_string()),
+            table: self.table.settings(self.ttl),
         }
     }
 }

@@ -35,7 +35,9 @@ use crate::render;
 /// (--state-shards, SYMCC_STATE_SHARDS, --workers), so a requeued item it
 /// sees runs twice, and a dropped item it skips is lost for good. Relative
 /// seed paths are looked up from the current directory: run it where the
-/// master runs. It reads only; it never writes, creates or locks anything.
+/// master runs. For a fenced lease table (its root, or a state directory's
+/// own): the expired leases every master start takes, in upstream's order.
+/// It reads only; it never writes, creates or locks anything.
 ///
 /// --discard reclaims leases exactly as upstream's recover_expired does,
 /// for work meant to be dropped (an input that keeps killing workers). It
@@ -69,6 +71,8 @@ pub struct RecoverArgs {
 
     #[command(flatten)]
     pub next: NextStartArgs,
+    #[command(flatten)]
+    pub table: super::lease_table::TableArgs,
 
     /// Replaced by `leasejournal repair`.
     #[arg(long = "salvage", hide = true)]
@@ -94,8 +98,8 @@ pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Finished> 
     let bars = Bars::new(&args.progress, args.output.format);
     let options = args.write.options();
     if !args.discard {
-        let next = args.next.next_start();
-        let report = recover::run_forecast(&args.path, &options, now, &next, &bars)?;
+        let (next, table) = (args.next.next_start(), args.table.settings(args.select.ttl));
+        let report = recover::run_forecast(&args.path, &options, now, &next, &table, &bars)?;
         args.output.emit(out, &report, |out, styles| {
             render::forecast(out, &report, styles)
         })?;

@@ -17,7 +17,9 @@ pub struct SelectArgs {
 
     /// With --discard: select leases upstream's recover_expired would
     /// expire at this TTL (0: all; a lease off the unix clock always).
-    #[arg(long = "ttl", allow_negative_numbers = true, value_name = "SECONDS", requires = "discard", value_parser = parse_seconds)]
+    /// Without it: a fenced lease table's TTL for the forecast (by default
+    /// the master's, as for inspect --ttl).
+    #[arg(long = "ttl", allow_negative_numbers = true, value_name = "SECONDS", value_parser = parse_seconds)]
     pub ttl: Option<f64>,
 
     /// With --discard: select ids starting with this hex prefix.

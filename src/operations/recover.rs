@@ -28,6 +28,7 @@ use crate::operations::exit::Exit;
 use crate::operations::ledger::{self, Digest, LedgerView, NextStart};
 use crate::operations::report::{Command, Report};
 use crate::operations::schema;
+use crate::operations::table::{self, ExpiredRecord, TableSettings, TableView};
 use crate::store::durable::WriteError;
 use crate::store::error::InputError;
 use crate::store::failpoint;
@@ -138,6 +139,26 @@ pub struct ForecastReport {
     /// it, which decides each item's `rescan`; `null` when the directory
     /// has none (then no item's rescan is judged).
     pub ledger: Option<LedgerView>,
+    /// The fenced lease tables read (a table root, or a state directory's
+    /// own): what the next master start takes from each.
+    pub tables: Vec<TableForecast>,
+}
+
+/// What the next master start takes from a fenced lease table: its
+/// `recover_expired_records(now)` (which it calls at every start, whether
+/// or not `SYMCC_RESUME` is set, with the table's TTL, `limit=4096`).
+#[derive(Clone, Debug, Serialize)]
+pub struct TableForecast {
+    /// The table, summarised.
+    #[serde(flatten)]
+    pub view: TableView,
+    /// `recover_expired_records(now=now, lease_ttl=ttl)`: the ids, in its
+    /// order.
+    pub recovered: Vec<WorkId>,
+    /// Those records, in that order, with their owners, ages and seeds.
+    pub expired: Vec<ExpiredRecord>,
+    /// How many `committing` records no master will ever take.
+    pub committing: usize,
 }
 
 /// Plans a discard: upstream's `recover_expired` order `(attempts, time,
@@ -251,8 +272,21 @@ pub fn run_forecast(
     options: &WriteOptions,
     now: f64,
     next: &NextStart,
+    table_settings: &TableSettings,
     progress: &dyn Progress,
 ) -> anyhow::Result<ForecastReport> {
+    if options.kind.is_none() && table::is_table_root(path) {
+        let tables = vec![table_forecast(path, table_settings, now)?];
+        return Ok(ForecastReport {
+            schema_version: schema::RECOVER,
+            command: "recover",
+            mode: "forecast",
+            now,
+            files: Vec::new(),
+            ledger: None,
+            tables,
+        });
+    }
     if options.check {
         anyhow::bail!(
             "recover --check goes with --discard: the forecast changes nothing. Nothing was changed"
@@ -300,6 +334,20 @@ pub fn run_forecast(
     let ledger = ledger_dir::beside(dir)?
         .map(|found| judge_rescans(&found, next, &mut forecasts))
         .transpose()?;
+    let tables = if path.is_dir() {
+        table::tables_in(path)
+            .iter()
+            .map(|root| table_forecast(root, table_settings, now))
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        Vec::new()
+    };
+    if tables.is_empty() && table_settings.ttl.is_some() {
+        anyhow::bail!(
+            "{}: --ttl without --discard sets a fenced lease table's TTL, and there is no table here (a journal's forecast takes every lease, as resume does); nothing was changed",
+            path.display()
+        );
+    }
     Ok(ForecastReport {
         schema_version: schema::RECOVER,
         command: "recover",
@@ -307,6 +355,23 @@ pub fn run_forecast(
         now,
         files: forecasts,
         ledger,
+        tables,
+    })
+}
+
+/// What the next master start takes from the table at `root`.
+fn table_forecast(
+    root: &Path,
+    settings: &TableSettings,
+    now: f64,
+) -> Result<TableForecast, crate::store::error::InputError> {
+    let options = settings.options(now, crate::operations::findings::DEFAULT_SKEW, None);
+    let report = table::read(root, &options)?;
+    Ok(TableForecast {
+        view: report.view(),
+        recovered: report.recovered.clone(),
+        committing: report.committing.len(),
+        expired: report.expired,
     })
 }
 

@@ -414,7 +414,49 @@ pub struct TableReport {
     pub history: Option<Vec<HistoryFile>>,
 }
 
+/// A table as `verify` and `recover` summarise it.
+#[derive(Clone, Debug, Serialize)]
+pub struct TableView {
+    /// The root.
+    pub path: String,
+    /// `work` or `target`.
+    pub table: TableKind,
+    /// The shard count read with.
+    pub shard_count: u64,
+    /// The TTL the table applies.
+    pub ttl: f64,
+    /// `snapshot_counts(now)`.
+    pub counts: Counts,
+    /// Ids whose own path holds an accepted record.
+    pub accepted: u64,
+    /// Ids upstream's reader rejects.
+    pub rejected: usize,
+    /// How many records `recover_expired_records` returns.
+    pub recovered: usize,
+    /// How many of them the next master start takes (work tables).
+    pub taken_at_start: usize,
+}
+
 impl TableReport {
+    /// The summary `verify` and `recover` carry.
+    pub fn view(&self) -> TableView {
+        TableView {
+            path: self.path.clone(),
+            table: self.table,
+            shard_count: self.shard_count.value,
+            ttl: self.ttl_effective,
+            counts: self.counts,
+            accepted: self.accepted,
+            rejected: self.rejected.len(),
+            recovered: self.recovered.len(),
+            taken_at_start: if self.table == TableKind::Work {
+                self.taken_at_start().len()
+            } else {
+                0
+            },
+        }
+    }
+
     /// The expired records one master start takes.
     pub fn taken_at_start(&self) -> &[ExpiredRecord] {
         &self.expired[..self.expired.len().min(self.start_limit)]

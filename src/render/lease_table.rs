@@ -8,7 +8,8 @@ use std::io::{self, Write};
 use super::{Column, Styles, age, count, duration, plural, printable, table};
 use crate::engine::journal::WorkId;
 use crate::engine::table::{ClaimOutcome, TableKind};
-use crate::operations::table::{Setting, TableReport};
+use crate::operations::recover::TableForecast;
+use crate::operations::table::{Setting, TableReport, TableView};
 
 /// Writes `inspect` of a table.
 pub fn inspection(
@@ -539,6 +540,136 @@ fn history_table(
         if let Some(claim) = h.claim {
             writeln!(out, "      a fresh claim now: {}", claim_words(claim, s))?;
         }
+    }
+    Ok(())
+}
+
+/// One line of a table as `verify` and `recover` show it: what upstream's
+/// scans count, what the next master start takes, and that other hosts'
+/// masters and locks cannot be seen from here.
+pub fn view(out: &mut dyn Write, v: &TableView, s: &Styles) -> io::Result<()> {
+    let c = &v.counts;
+    let mut line = format!(
+        "{} ({} table, {}, TTL {}): {} leased ({} expired) · {} committing · {} done",
+        printable(&v.path),
+        v.table.as_str(),
+        plural(v.shard_count, "shard", "shards"),
+        duration(v.ttl),
+        count(c.leased),
+        count(c.expired),
+        count(c.committing),
+        count(c.done)
+    );
+    if v.rejected > 0 {
+        line += &s.warn(&format!(", {} rejected", count(v.rejected as u64)));
+    }
+    if v.table == TableKind::Work {
+        line += &format!(
+            "; the next master start takes {}",
+            plural(v.taken_at_start as u64, "expired lease", "expired leases")
+        );
+    }
+    writeln!(out, "{} {line}", s.bold("table"))?;
+    writeln!(
+        out,
+        "  {}",
+        s.dim("masters and record locks on other hosts cannot be seen from here: a change to the table needs every master using it stopped")
+    )
+}
+
+/// The rows of a forecast's table shown before "… more".
+const FORECAST_ROWS: usize = 20;
+
+/// `recover` of a fenced lease table: what the next master start takes.
+pub fn forecast(out: &mut dyn Write, f: &TableForecast, s: &Styles) -> io::Result<()> {
+    let v = &f.view;
+    writeln!(
+        out,
+        "{} {}  (forecast of the next master start; nothing is written)",
+        s.bold("recover"),
+        printable(&v.path)
+    )?;
+    writeln!(
+        out,
+        "  table       {} table, {}, TTL {}",
+        v.table.as_str(),
+        plural(v.shard_count, "shard", "shards"),
+        duration(v.ttl)
+    )?;
+    let c = &v.counts;
+    writeln!(
+        out,
+        "  records     {} leased ({} expired) · {} committing · {} done",
+        count(c.leased),
+        count(c.expired),
+        count(c.committing),
+        count(c.done)
+    )?;
+    let n = f.expired.len();
+    if v.table == TableKind::Target {
+        writeln!(
+            out,
+            "  next start  takes nothing: masters never recover target records; the next claim_group of a target overwrites an expired one ({})",
+            plural(n as u64, "expired target lease", "expired target leases")
+        )?;
+        return Ok(());
+    }
+    let taken = v.taken_at_start;
+    let mut line = format!(
+        "takes {} (every start, with or without SYMCC_RESUME)",
+        plural(taken as u64, "expired lease", "expired leases")
+    );
+    if n > taken {
+        line += &format!("; {} more at later idle moments", count((n - taken) as u64));
+    }
+    writeln!(out, "  next start  {line}")?;
+    if f.committing > 0 {
+        writeln!(
+            out,
+            "  committing  {} no master will ever take",
+            plural(f.committing as u64, "record", "records")
+        )?;
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let mut t = table(
+        &[
+            Column::whole("#"),
+            Column::whole("id"),
+            Column::shorten("owner"),
+            Column::whole("age"),
+            Column::shorten("seed"),
+        ],
+        s,
+    );
+    for e in f.expired.iter().take(FORECAST_ROWS) {
+        let seed = match (&e.seed, e.seed_here) {
+            (Some(p), Some(true)) => format!("{} (here)", printable(p)),
+            (Some(p), _) => s.warn(&format!(
+                "{} (not on this host: skipped here)",
+                printable(p)
+            )),
+            (None, _) if e.continuation => "continuation".to_string(),
+            (None, _) => s.warn("none"),
+        };
+        t.add_row(vec![
+            (e.order + 1).to_string(),
+            e.id.short(),
+            e.owner
+                .as_deref()
+                .map_or("-".into(), |o| printable(o).into_owned()),
+            duration(e.age_seconds),
+            seed,
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    if n > FORECAST_ROWS {
+        writeln!(
+            out,
+            "  … {} more (--format json lists every one)",
+            count((n - FORECAST_ROWS) as u64)
+        )?;
     }
     Ok(())
 }

@@ -110,6 +110,9 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
     for ledger in r.targets.iter().filter_map(|t| t.ledger.as_ref()) {
         super::ledger::view(out, ledger, s)?;
     }
+    for table in r.targets.iter().flat_map(|t| &t.tables) {
+        super::lease_table::view(out, table, s)?;
+    }
     for e in &r.errors {
         writeln!(
             out,

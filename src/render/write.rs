@@ -234,6 +234,15 @@ pub fn repair(out: &mut dyn Write, r: &Report<repair::Plan>, s: &Styles) -> io::
 
 /// Writes a recover forecast.
 pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Result<()> {
+    for (i, t) in r.tables.iter().enumerate() {
+        if i > 0 || !r.files.is_empty() {
+            writeln!(out)?;
+        }
+        super::lease_table::forecast(out, t, s)?;
+    }
+    if !r.tables.is_empty() && r.files.is_empty() {
+        return Ok(());
+    }
     if r.files.is_empty() {
         writeln!(
             out,

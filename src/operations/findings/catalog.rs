@@ -53,6 +53,8 @@ pub enum Scope {
     Directory,
     /// The digest ledger, `.state_shards/processed.NNN.log`.
     Ledger,
+    /// A fenced lease table shared by several masters.
+    Table,
 }
 
 impl Scope {
@@ -64,6 +66,7 @@ impl Scope {
             Scope::Snapshot => "snapshot",
             Scope::Directory => "directory",
             Scope::Ledger => "ledger",
+            Scope::Table => "table",
         }
     }
 }
@@ -81,6 +84,10 @@ pub enum Remedy {
     /// `leasejournal repair --apply --state-shards N DIR`: the digest
     /// ledger re-sharded to the count the next master start reads.
     ReshardLedger,
+    /// `leasejournal repair --apply --all-masters-stopped ROOT`: a fenced
+    /// lease table's damage moved aside, once every master using it, on
+    /// every host, is stopped.
+    RepairTable,
 }
 
 /// One entry of the catalog.
@@ -140,6 +147,7 @@ macro_rules! catalog {
 }
 
 const REPAIR: Option<Remedy> = Some(Remedy::Repair);
+const REPAIR_TABLE: Option<Remedy> = Some(Remedy::RepairTable);
 
 catalog! {
     NotAJournal "not-a-journal", Error, Journal,
@@ -417,6 +425,81 @@ catalog! {
         "The AFL rescan then skips no input: it dispatches every input of the AFL queue again, those whose leases resume requeues too. That is what the setting asks for; nothing in the files is wrong.",
         "Makes no PersistentShardLedger: processed_content_hashes starts empty.",
         "Nothing to do, unless the setting is a mistake: unset it before resuming", None;
+    TableRecordRaises "table-record-raises", Error, Table,
+        "A fenced lease record upstream's reader raises on instead of rejecting: a status that is a list or an object (status in {…} cannot hash it: TypeError), or nesting deeper than Python's recursion limit (RecursionError).",
+        "An error because no master can start: every scan (recover_expired at every master start, the steal loop, snapshot_counts) reads every record of its shards and nothing catches the exception, so the master stops at start-up, and a claim of that id stops it too.",
+        "_valid_record evaluates record.get(\"status\") in {…}, which raises for an unhashable value; json.load raises RecursionError; neither is caught.",
+        "leasejournal repair --apply --all-masters-stopped ROOT moves it into .leasejournal-quarantine/ (bytes kept), once every master using the table is stopped", REPAIR_TABLE;
+    TableShardNotDirectory "table-shard-not-directory", Error, Table,
+        "A shard directory's path of a fenced lease table (NNN/ below the shard count) that is a file, a FIFO or a device instead of a directory.",
+        "An error because the master stops: a claim of any id of that shard calls durable_makedirs on the path, which raises NotADirectoryError, and the claim in _dispatch_to is not wrapped in a try. The scans skip the shard silently.",
+        "os.listdir fails and the scans skip the shard; _bounded_advisory_lock's durable_makedirs raises.",
+        "leasejournal repair --apply --all-masters-stopped ROOT moves it into .leasejournal-quarantine/, once every master using the table is stopped", REPAIR_TABLE;
+    TableLockNotRegular "table-lock-not-regular", Error, Table,
+        "A record's lock path (<id>.json.lock) that is a directory, a symbolic link, a FIFO or a device.",
+        "An error because the master stops when it claims that id: opening the lock raises (IsADirectoryError for a directory; O_NOFOLLOW refuses a link; a FIFO fails the regular-file check), and the claim in _dispatch_to is not wrapped in a try. Target ids recur with their targets, so a target table's bad lock is met again.",
+        "_bounded_advisory_lock: os.open(path, O_RDWR|O_CREAT|O_NOFOLLOW) and an S_ISREG check; the error propagates.",
+        "leasejournal repair --apply --all-masters-stopped ROOT moves it into .leasejournal-quarantine/ (it is not a lock file; lock files are never removed)", REPAIR_TABLE;
+    TableRecordRejected "table-record-rejected", Warning, Table,
+        "A fenced lease record upstream's reader rejects: not UTF-8, a byte order mark, empty, torn or not JSON, not an object, schema not 1, an id that is not its file name, an unknown status, a payload that is not an object, no token, a non-finite or negative updated time, a commit that is not an object.",
+        "The scans skip it, so whatever lease it held is recovered by no master (that loss already happened), and claim returns None for its id for ever: the master rejects any later dispatch of exactly that work and consumes it. Work ids rarely recur; target ids do.",
+        "_read_record returns None (or _valid_record is false); claim: previous is None but the path exists, or the record is invalid: return None.",
+        "leasejournal repair --apply --all-masters-stopped ROOT moves it into .leasejournal-quarantine/ (bytes kept), which unblocks the id", REPAIR_TABLE;
+    TableMisplacedRecord "table-misplaced-record", Warning, Table,
+        "A fenced lease record in a shard directory its id does not name at the shard count (int(id[:8], 16) % N), or in a directory no scan lists (at or beyond the count, a name upstream never builds): written with another shard count, or moved by hand.",
+        "Upstream reads every record from the path its id names, so this one is invisible where it is: a leased record there is recovered by no master, a claim of its id by any master succeeds as if it were free (fencing is broken for it), and masters that use different counts do not fence each other at all. An error when the record is leased or committing and its own path holds nothing.",
+        "The scans list range(shard_count) only and read record_path(id); claim looks only at record_path(id).",
+        "Make every master use one count (SYMCC_MULTI_MASTER_LEASE_SHARDS); then leasejournal repair --apply --all-masters-stopped --lease-shards N ROOT moves each record to the path its id names, when that path is free", REPAIR_TABLE;
+    TableUnreadDirectory "table-unread-directory", Warning, Table,
+        "A directory of a fenced lease table's root that no scan at the shard count lists: a shard directory at or beyond the count, digits upstream never builds (5, 0005), or another name; with the records it holds.",
+        "Records there are invisible to every master at this count (see table-misplaced-record, reported for each). A shard directory beyond the count means a master ran with a larger SYMCC_MULTI_MASTER_LEASE_SHARDS, or the count shrank: masters with different counts hand out the same work. An error when it holds leased or committing records; info when it holds none.",
+        "Lists only f\"{shard:03d}\" for shard in range(shard_count).",
+        "Find which count the masters use; with all of them stopped, leasejournal repair --apply --all-masters-stopped --lease-shards N ROOT moves the records where that count reads them", REPAIR_TABLE;
+    TableCommittingStranded "table-committing-stranded", Warning, Table,
+        "A fenced lease record left in committing without a commit manifest, older than the TTL or owned by a dead master on this host: its master died between begin_commit and complete (SIGKILL, power loss, an exception in triage).",
+        "Nothing upstream will ever clear it: claim refuses committing even at TTL 0, recover_expired skips it, abandon refuses it, and only the dead token could complete it. That dispatch ran at most once; part of its result may already be in the queue. Resuming cannot make that worse, and no repair can tell what the triage published.",
+        "begin_commit (no manifest from the AFL master) is the irreversible fencing decision; the AFL master never calls recover_committing_records or replay_commit_once.",
+        "Look at the seed and the queue if the result matters (inspect --history ID); otherwise nothing to do: the record only blocks its own id", None;
+    TableExpiredLease "table-expired-lease", Warning, Table,
+        "A leased fenced lease record at least the TTL old: no master heartbeats it.",
+        "The next master start (and every master's idle moment) takes it through recover_expired and dispatches its work again; that is recovery, not loss. But the re-dispatch almost always gets a new id (the payload carries a per-dispatch algorithm token), so this record is never completed or replaced: every later start takes it again and the same work runs again each time. A master whose host cannot see the seed path skips it, leaving it for another.",
+        "recover_expired_records returns leased records with now - updated >= ttl, oldest first, at most 4096 at a start; it never writes.",
+        "Nothing to do before resuming; if the work has run again elsewhere, the record can only be left (deleting it would lose the work if it has not)", None;
+    TableFutureUpdated "table-future-updated", Warning, Table,
+        "A leased or committing fenced lease record updated later than now by more than the skew: a host's clock runs ahead, or was wrong when it wrote.",
+        "A leased record in the future never expires until the clocks pass it: if its master died, no master recovers its work until then. Expiry is decided by now - updated on whichever host checks.",
+        "claim and recover_expired compare now - updated with the TTL; a future time is never old enough (unless lease_ttl=0, which the AFL master never passes).",
+        "Fix the clock of the host that wrote it; the record expires once the clocks pass its time", None;
+    TableOwnerDead "table-owner-dead", Info, Table,
+        "Fenced lease records (leased or committing) owned by nodename:pid of this host, where no process with that pid runs.",
+        "Its leased records wait for the TTL, after which the next master start takes them; its committing ones are stranded (table-committing-stranded). A master restarted on this host gets a new owner string and does not take its own old leases before the TTL either.",
+        "Owners are SYMCC_MASTER_ID or nodename:pid; liveness is never checked, only the TTL.",
+        "Nothing to do: the TTL brings the leases back", None;
+    TableLockHeld "table-lock-held", Info, Table,
+        "A record lock of the fenced lease table that /proc/locks shows held on this host now.",
+        "A master is inside one operation on that record (a claim, heartbeat, commit or completion takes milliseconds). One held for long stops every other master that claims that id when its lock wait (SYMCC_MULTI_MASTER_LOCK_ACQUIRE_TIMEOUT) runs out. Locks held on other hosts cannot be seen.",
+        "flock(LOCK_EX|LOCK_NB) polled until the timeout; locks are never stolen by age.",
+        "Nothing to do unless it stays held: then find the holder (the pid) and why it hangs", None;
+    TableTempFile "table-temp-file", Info, Table,
+        "A left-over <id>.json.<pid>.<time_ns>.tmp: a master died while writing a record.",
+        "Harmless to the lease protocol: every scan ignores it, and the record it was going to replace is as it was. Nothing upstream ever removes it.",
+        "_write_record unlinks its temporary file on an exception, not on a crash; no cleanup code exists.",
+        "leasejournal repair --apply --all-masters-stopped ROOT moves it into .leasejournal-quarantine/", REPAIR_TABLE;
+    TableProbeDir "table-probe-dir", Info, Table,
+        "A .symcc-fs-probe-* or .symcc-fs-publication-probe-* directory in a fenced lease table's root: a master died during its start-up file-system probe.",
+        "Harmless: the scans never list it. Nothing upstream ever removes it.",
+        "probe_shared_state_filesystem makes and removes it at every master start.",
+        "leasejournal repair --apply --all-masters-stopped ROOT moves it into .leasejournal-quarantine/ when its pid does not run here", REPAIR_TABLE;
+    TableDoneRecords "table-done-records", Info, Table,
+        "The done records of a fenced lease table, which every scan reads.",
+        "Nothing upstream ever removes a done record: every master start and every idle moment lists and reads all of them, so the scans grow slower with the campaign. They suppress a repeat of exactly the same dispatch, which the per-dispatch algorithm token already makes rare.",
+        "snapshot_counts and recover_expired read every record of every shard.",
+        "Nothing to do; to shorten the scans, leasejournal repair --apply --all-masters-stopped --archive-done ROOT moves them to .leasejournal-archive/ (that exact work could then be claimed again)", None;
+    TableOddRecord "table-odd-record", Info, Table,
+        "A fenced lease record upstream accepts though its writer never writes it so: schema true or 1.0, an updated time as a string or a boolean, a member name twice, a work payload that does not hash to its id, a target record whose id is not its target's hash or that is not leased.",
+        "Upstream reads it as a valid record (a target record in committing or done counts as free and is overwritten); nothing is lost. It means the record was edited or written by another tool.",
+        "_valid_record checks schema == 1 (true and 1.0 pass), float(updated), and nothing of the payload's hash.",
+        "Nothing to do; look at the record if it was not expected (inspect --history ID)", None;
     LeaseNotInLedger "lease-not-in-ledger", Warning, Protocol,
         "An active lease of .work_leases.jsonl whose input's digest (its payload's sha256) is in no file of the digest ledger.",
         "The master writes the lease before it sends the work and adds the digest only once the send succeeded: the work was most likely never sent. Resume requeues it, and the AFL rescan, which finds no digest, dispatches the same input again: it runs twice. Nothing is lost.",
@@ -680,7 +763,7 @@ mod tests {
 
     #[test]
     fn the_table_is_indexed_by_the_variant_and_names_are_unique() {
-        assert_eq!(Code::ALL.len(), 56);
+        assert_eq!(Code::ALL.len(), 71);
         assert_eq!(CATALOG.len(), Code::ALL.len());
         let mut seen = BTreeSet::new();
         for (i, &code) in Code::ALL.iter().enumerate() {

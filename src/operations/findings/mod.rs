@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod journal;
 pub mod ledger;
 pub mod state;
+pub mod table;
 
 use catalog::{Code, Severity};
 use serde::Serialize;
@@ -56,6 +57,9 @@ pub struct Settings {
     /// The directory relative seed paths are looked up from (the current
     /// directory), for the messages; `None` where it is not known.
     pub seed_dir: Option<String>,
+    /// How fenced lease tables are read (`--lease-shards`, `--table-kind`,
+    /// and `--ttl` as given: a table's TTL is the master's unless it is).
+    pub table: crate::operations::table::TableSettings,
 }
 
 impl Settings {
@@ -73,6 +77,7 @@ impl Settings {
             min_severity: Severity::Info,
             remote_master: RemoteMaster::Unseen,
             seed_dir: None,
+            table: Default::default(),
         }
     }
 }

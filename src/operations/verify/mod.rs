@@ -25,6 +25,7 @@ use crate::operations::findings::ledger;
 use crate::operations::findings::state::{directory, snapshot};
 use crate::operations::ledger::{LedgerView, NextStart};
 use crate::operations::schema;
+use crate::operations::table;
 use crate::store::error::{InputError, in_words};
 use crate::store::format::{self, Kind};
 use crate::store::lock::{Holder, ProcLocks};
@@ -86,6 +87,7 @@ pub fn verify(
                     }),
                     remote_master: checked.remote,
                     ledger: checked.ledger,
+                    tables: checked.tables,
                 });
                 all.extend(checked.findings);
             }
@@ -169,6 +171,19 @@ fn verify_file(
     }
 }
 
+/// Reads and checks a fenced lease table.
+fn check_table(
+    root: &Path,
+    settings: &Settings,
+) -> Result<(Findings, table::TableView), InputError> {
+    let options = settings.table.options(settings.now, settings.skew, None);
+    let report = table::read(root, &options)?;
+    Ok((
+        crate::operations::findings::table::check(&report, settings),
+        report.view(),
+    ))
+}
+
 /// What checking one path gave.
 struct Checked {
     kind: &'static str,
@@ -184,6 +199,8 @@ struct Checked {
     /// The digest ledger as the next master start reads it (a state
     /// directory that has one).
     ledger: Option<LedgerView>,
+    /// The fenced lease tables checked.
+    tables: Vec<crate::operations::table::TableView>,
 }
 
 /// Adds what is known of a master on another host to `checked` (its
@@ -217,6 +234,26 @@ fn verify_target(
     progress: &dyn Progress,
 ) -> Result<Checked, InputError> {
     let shown = path.display().to_string();
+    if kind.is_none() && table::is_table_root(path) {
+        let (findings, view) = check_table(path, settings)?;
+        return Ok(Checked {
+            kind: "table",
+            findings,
+            remedies: RemedyTargets {
+                repair: None,
+                snapshot: None,
+                remote_none: false,
+                shard_count: None,
+                tables: vec![(shown, settings.table.lease_shards)],
+            },
+            master_holders: Vec::new(),
+            dir: path.to_path_buf(),
+            remote: None,
+            held_elsewhere: false,
+            ledger: None,
+            tables: vec![view],
+        });
+    }
     match resolve::resolve(path, kind, Purpose::Read(proc_locks))? {
         Target::File {
             path,
@@ -251,12 +288,14 @@ fn verify_target(
                     snapshot,
                     remote_none: false,
                     shard_count: None,
+                    tables: Vec::new(),
                 },
                 master_holders: holders,
                 dir: dir.to_path_buf(),
                 remote: None,
                 held_elsewhere: false,
                 ledger: None,
+                tables: Vec::new(),
             };
             Ok(if stdin {
                 checked
@@ -315,6 +354,14 @@ fn verify_target(
                 .as_ref()
                 .and_then(|v| v.read.as_ref())
                 .map(|r| r.shard_count);
+            let mut tables = Vec::new();
+            let mut table_roots = Vec::new();
+            for root in table::tables_in(&dir.path) {
+                let (found, table_view) = check_table(&root, settings)?;
+                findings.extend(found);
+                table_roots.push((root.display().to_string(), settings.table.lease_shards));
+                tables.push(table_view);
+            }
             Ok(look_elsewhere(
                 Checked {
                     kind: "directory",
@@ -324,12 +371,14 @@ fn verify_target(
                         snapshot,
                         remote_none: false,
                         shard_count,
+                        tables: table_roots,
                     },
                     master_holders: dir.master_lock.processes,
                     dir: dir.path,
                     remote: None,
                     held_elsewhere: false,
                     ledger: view,
+                    tables,
                 },
                 &shown,
                 settings,

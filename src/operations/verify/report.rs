@@ -101,12 +101,17 @@ pub struct RemedyTargets {
     /// which a re-shard writes it for (a state directory whose count is
     /// given).
     pub shard_count: Option<u32>,
+    /// The fenced lease tables `repair` takes, each with its shard count
+    /// when it was given (a checked table root, or a state directory's
+    /// own); a finding's table is the one its file is in.
+    pub tables: Vec<(String, Option<u64>)>,
 }
 
 impl RemedyTargets {
     /// The command line of a remedy.
     pub fn command(&self, remedy: Remedy) -> Option<String> {
         let (verb, path, count) = match remedy {
+            Remedy::RepairTable => return None,
             Remedy::Repair => ("repair", self.repair.as_deref()?, None),
             Remedy::MigrateSnapshot => ("migrate", self.snapshot.as_deref()?, None),
             Remedy::ReshardLedger => ("repair", self.repair.as_deref()?, Some(self.shard_count?)),
@@ -129,17 +134,56 @@ impl RemedyTargets {
     /// examples).
     pub fn apply(&self, findings: &mut Findings, strict: bool) -> Vec<(Remedy, String)> {
         for f in &mut findings.examples {
-            f.fix = f.remedy.and_then(|r| self.command(r));
+            f.fix = match f.remedy {
+                Some(Remedy::RepairTable) => self.table_of(&f.file).map(table_command),
+                Some(r) => self.command(r),
+                None => None,
+            };
             if f.fix.is_none() && blocks(f.severity, strict) {
                 f.must_do = Some(must_do_text(f.code));
             }
         }
-        findings
+        let mut remedies: Vec<(Remedy, String)> = findings
             .remedies
             .iter()
             .filter_map(|&r| self.command(r).map(|c| (r, c)))
-            .collect()
+            .collect();
+        for table in &self.tables {
+            let repairs = findings.by_file.iter().any(|(file, codes)| {
+                self.table_of(file) == Some(table)
+                    && codes
+                        .keys()
+                        .any(|c| c.remedy() == Some(Remedy::RepairTable))
+            });
+            if repairs {
+                remedies.push((Remedy::RepairTable, table_command(table)));
+            }
+        }
+        remedies
     }
+
+    /// The table a finding's file is in: the longest root it is under.
+    fn table_of(&self, file: &str) -> Option<&(String, Option<u64>)> {
+        self.tables
+            .iter()
+            .filter(|(root, _)| {
+                file == root
+                    || file
+                        .strip_prefix(root.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+            .max_by_key(|(root, _)| root.len())
+    }
+}
+
+/// `repair` of a fenced lease table, which needs the operator's word that
+/// every master using it is stopped.
+fn table_command((root, shards): &(String, Option<u64>)) -> String {
+    let shards = shards.map_or(String::new(), |n| format!(" --lease-shards {n}"));
+    format!(
+        "leasejournal repair --apply --all-masters-stopped{shards} {}",
+        shell_quote(root)
+    )
 }
 
 /// Whether a finding of this severity keeps the verdict from go.
@@ -224,6 +268,7 @@ pub fn next_steps(per_target: &[Vec<(Remedy, String)>]) -> Vec<String> {
         Remedy::Repair,
         Remedy::ReshardLedger,
         Remedy::MigrateSnapshot,
+        Remedy::RepairTable,
     ] {
         for (r, command) in per_target.iter().flatten() {
             if *r == remedy && !next.contains(command) {
@@ -239,7 +284,7 @@ pub fn next_steps(per_target: &[Vec<(Remedy, String)>]) -> Vec<String> {
 pub struct TargetReport {
     /// The path as given.
     pub path: String,
-    /// `journal`, `snapshot` or `directory`.
+    /// `journal`, `snapshot`, `directory` or `table`.
     pub kind: &'static str,
     /// Its verdict (`go`, `no-go`, `incomplete` for `master-unseen`, or
     /// `busy`).
@@ -262,6 +307,9 @@ pub struct TargetReport {
     /// master start reads it; `null` for a file, or a directory without
     /// one.
     pub ledger: Option<LedgerView>,
+    /// The fenced lease tables checked (a table root, or a state
+    /// directory's own), as upstream's scans count them.
+    pub tables: Vec<crate::operations::table::TableView>,
 }
 
 /// One file's findings per code.
