@@ -56,6 +56,12 @@
 //!   `engine::ledger::seal` (a file's end made safe for the next append)
 //!   and `engine::ledger::rewrite` (a file rewritten by repair and compact:
 //!   the lines kept, the digests written, the file read back).
+//! - `engine::table`: the fenced lease tables (`<root>/<shard:03d>/<id>.json`)
+//!   and upstream's rules for them (what the scans return and count, what
+//!   a claim does): `engine::table::names` (shard directories, records,
+//!   lock and temporary files, probe directories) and
+//!   `engine::table::record` (a record's bytes as `_read_record` and
+//!   `_valid_record` judge them).
 //!
 //! **Store** — the only code that touches a state directory's files.
 //! - `store`: the layer; `store::path` (a file's directory, paths quoted
@@ -63,7 +69,9 @@
 //!   `store::open` (inputs opened without ever blocking), `store::format`
 //!   (the formats a state directory holds, by name and first bytes),
 //!   `store::statedir` (a state directory examined), `store::ledger` (the
-//!   digest ledger's directory and its names), `store::lock` (the
+//!   digest ledger's directory and its names), `store::table` (a fenced
+//!   lease table's listings, record bytes and this host's facts: its node
+//!   name, running pids, held record locks), `store::lock` (the
 //!   master's lock as `/proc/locks` shows it, and the opt-in probe),
 //!   `store::mount` (a file system other hosts share, and how far `flock`
 //!   on it reaches), `store::procs` (the
@@ -114,12 +122,16 @@
 //!   `operations::ledger_change` (the ledger sealed, re-sharded or
 //!   compacted by repair and compact, its files published in an order that
 //!   loses no digest),
+//!   `operations::table` (a fenced lease table read as upstream's scans
+//!   and claims see it, in one parallel pass, for inspect, verify and
+//!   recover),
 //!   `operations::findings` (what verify finds:
 //!   `operations::findings::catalog`, the codes and the findings;
 //!   `operations::findings::journal`, the checks of a journal and of
 //!   resume's forecast; `operations::findings::state`, of a snapshot and a
 //!   state directory; `operations::findings::ledger`, of the digest ledger
-//!   and the active leases it should hold), `operations::report` (the writing commands' report),
+//!   and the active leases it should hold; `operations::findings::table`,
+//!   of a fenced lease table), `operations::report` (the writing commands' report),
 //!   `operations::numbers` (counts and durations in words),
 //!   `operations::schema` (each JSON report's contract version),
 //!   `operations::exit` (the exit statuses, in one enum).
@@ -127,7 +139,8 @@
 //! **Face** — draws reports and parses the command line.
 //! - `render`: tables, colour and JSON, report in, bytes out:
 //!   `render::table` (the table style), `render::inspect`, `render::ledger`
-//!   (the digest ledger), `render::ledger_change` (what repair and compact
+//!   (the digest ledger), `render::lease_table` (a fenced lease table, its
+//!   line in verify and its forecast in recover), `render::ledger_change` (what repair and compact
 //!   do to it), `render::verify`,
 //!   `render::write` (the writing commands), `render::restore` (restore
 //!   and rollback), `render::diff`,
@@ -139,7 +152,9 @@
 //!   `cli::restore`, `cli::rollback`, `cli::diff`, `cli::completions`);
 //!   `cli::ledger` (the ledger's options: `--state-shards`, `--workers`
 //!   and the environment the master reads, `--digest`, `--digest-of`, and
-//!   `diff`'s `--state-shards`, `--max-examples`);
+//!   `diff`'s `--state-shards`, `--max-examples`); `cli::lease_table`
+//!   (the fenced lease tables' options: `--lease-shards`, `--table-kind`,
+//!   inspect's `--ttl`);
 //!   `cli::check` (verify's settings: `--now`, `--ttl`, `--min-severity`,
 //!   `--remote-master`, …); `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing

@@ -8,8 +8,7 @@
 use clap::{Args, ValueEnum};
 
 use super::output::parse_seconds;
-use crate::engine::table::TableKind;
-use crate::operations::table::TableSettings;
+use crate::operations::table::{TableKind, TableSettings};
 
 /// `work` or `target`.
 #[derive(Clone, Copy, Debug, ValueEnum)]

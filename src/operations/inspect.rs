@@ -303,7 +303,17 @@ pub enum PathReport {
     /// A digest ledger (`.state_shards/`, or one `processed.NNN.log`).
     Ledger(Box<LedgerInspection>),
     /// A fenced lease table's root.
-    Table(Box<TableReport>),
+    Table(Box<TableInspection>),
+}
+
+/// `inspect` of a fenced lease table's root.
+#[derive(Debug, Serialize)]
+pub struct TableInspection {
+    /// Contract version.
+    pub schema_version: u32,
+    /// The table.
+    #[serde(flatten)]
+    pub table: TableReport,
 }
 
 /// What `inspect` of several paths reports: each path's inspection, in
@@ -405,7 +415,10 @@ fn path_report(
             crate::operations::findings::DEFAULT_SKEW,
             options.history.clone(),
         );
-        return Ok(PathReport::Table(Box::new(table::read(path, &options)?)));
+        return Ok(PathReport::Table(Box::new(TableInspection {
+            schema_version: schema::INSPECT,
+            table: table::read(path, &options)?,
+        })));
     }
     if kind.is_none() {
         let found = if ledger_dir::is_ledger_dir(path) {

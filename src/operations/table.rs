@@ -18,11 +18,11 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::engine::journal::WorkId;
+pub use crate::engine::table::TableKind;
 use crate::engine::table::{
     self, AtPath, ClaimOutcome, Oddity, Raises, Reading, Record, Rejection, RootName, ShardName,
-    Status, TableKind,
+    Status,
 };
-use crate::operations::schema;
 use crate::store::error::InputError;
 use crate::store::lock::ProcLocks;
 use crate::store::table::{self as files, EntryType, RecordFile};
@@ -353,8 +353,6 @@ pub struct HistoryFile {
 /// table's `inspect` (and of `verify`'s and `recover`'s view of it).
 #[derive(Clone, Debug, Serialize)]
 pub struct TableReport {
-    /// Contract version (`inspect`'s).
-    pub schema_version: u32,
     /// Always `"table"`.
     pub kind: &'static str,
     /// `work` or `target`.
@@ -432,7 +430,7 @@ pub struct TableView {
     /// Ids upstream's reader rejects.
     pub rejected: usize,
     /// How many records `recover_expired_records` returns.
-    pub recovered: usize,
+    pub recoverable: usize,
     /// How many of them the next master start takes (work tables).
     pub taken_at_start: usize,
 }
@@ -448,7 +446,7 @@ impl TableReport {
             counts: self.counts,
             accepted: self.accepted,
             rejected: self.rejected.len(),
-            recovered: self.recovered.len(),
+            recoverable: self.recovered.len(),
             taken_at_start: if self.table == TableKind::Work {
                 self.taken_at_start().len()
             } else {
@@ -1217,7 +1215,6 @@ pub fn read(root: &Path, options: &TableOptions) -> Result<TableReport, InputErr
         })
         .collect();
     Ok(TableReport {
-        schema_version: schema::INSPECT,
         kind: "table",
         table: kind,
         table_from,

@@ -409,7 +409,7 @@ pub fn path_report(
         PathReport::File(FileReport::Snapshot(snap)) => snapshot(out, snap, s),
         PathReport::Directory(d) => directory(out, d, now, limit, s),
         PathReport::Ledger(l) => super::ledger::inspection(out, l, s),
-        PathReport::Table(t) => super::lease_table::inspection(out, t, limit, s),
+        PathReport::Table(t) => super::lease_table::inspection(out, &t.table, limit, s),
     }
 }
 

@@ -129,6 +129,7 @@ pub enum Inspect {
     Snapshot(Box<InspectSnapshot>),
     Directory(Box<InspectDirectory>),
     Ledger(Box<LedgerInspection>),
+    Table(Box<TableInspection>),
     Inspections(Box<InspectMany>),
 }
 
@@ -542,6 +543,7 @@ pub struct InspectDirectory {
     pub stale_temp_files: Vec<TempFile>,
     pub master_lock: MasterLock,
     pub ledger: Option<Ledger>,
+    pub tables: Vec<InspectTable>,
 }
 
 /// `inspect` of `.state_shards/` or one `processed.NNN.log` (the `kind`
@@ -793,6 +795,8 @@ pub struct Target {
     /// without one.
     #[serde(deserialize_with = "present")]
     pub ledger: Option<LedgerView>,
+    /// The fenced lease tables checked.
+    pub tables: Vec<TableView>,
 }
 
 /// What verify knows of a master on another host.
@@ -906,6 +910,7 @@ pub enum Remedy {
     Repair,
     MigrateSnapshot,
     ReshardLedger,
+    RepairTable,
 }
 
 /// One catalog entry.
@@ -1455,6 +1460,7 @@ pub struct Forecast {
     pub files: Vec<ForecastFile>,
     #[serde(deserialize_with = "present")]
     pub ledger: Option<LedgerView>,
+    pub tables: Vec<TableForecast>,
 }
 
 impl Forecast {
@@ -1758,4 +1764,295 @@ pub struct Failed {
 pub struct ChangeMade {
     pub path: String,
     pub done: String,
+}
+
+// ---- fenced lease tables ----------------------------------------------------
+
+/// A setting and where it came from.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setting<T> {
+    pub value: T,
+    pub from: String,
+}
+
+/// `snapshot_counts(now)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableCounts {
+    pub leased: u64,
+    pub committing: u64,
+    pub expired: u64,
+    pub done: u64,
+}
+
+/// The files of the scanned shard directories.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableFiles {
+    pub records: u64,
+    pub locks: u64,
+    pub orphan_locks: u64,
+    pub temp_files: u64,
+    pub other: u64,
+    pub record_bytes: u64,
+}
+
+/// What a fresh claim does.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaimOutcome {
+    Takes,
+    Refused,
+    Raises(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RejectedRecord {
+    pub id: String,
+    pub path: String,
+    pub reason: String,
+    pub message: String,
+    #[serde(deserialize_with = "present")]
+    pub raises: Option<String>,
+    pub elsewhere: Vec<String>,
+    pub claim: ClaimOutcome,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpiredRecord {
+    pub id: String,
+    pub path: String,
+    #[serde(deserialize_with = "present")]
+    pub owner: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub worker: Option<String>,
+    pub updated: f64,
+    pub age_seconds: f64,
+    #[serde(deserialize_with = "present")]
+    pub attempts: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub steals: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub seed: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub seed_here: Option<bool>,
+    pub continuation: bool,
+    pub order: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommittingRecord {
+    pub id: String,
+    pub path: String,
+    #[serde(deserialize_with = "present")]
+    pub owner: Option<String>,
+    pub updated: f64,
+    pub age_seconds: f64,
+    pub has_commit: bool,
+    pub owner_dead: bool,
+    #[serde(deserialize_with = "present")]
+    pub seed: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FutureRecord {
+    pub id: String,
+    pub path: String,
+    pub status: String,
+    #[serde(deserialize_with = "present")]
+    pub owner: Option<String>,
+    pub ahead_seconds: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MisplacedRecord {
+    pub id: String,
+    pub path: String,
+    pub own_path: String,
+    pub own_path_holds: String,
+    pub valid_here: bool,
+    #[serde(deserialize_with = "present")]
+    pub status: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnreadEntry {
+    pub name: String,
+    pub why: String,
+    pub entry_type: String,
+    pub records: u64,
+    pub active: u64,
+    #[serde(deserialize_with = "present")]
+    pub pid: Option<u32>,
+    #[serde(deserialize_with = "present")]
+    pub pid_running: Option<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BadLock {
+    pub id: String,
+    pub path: String,
+    pub entry_type: String,
+    pub raises: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableTempFile {
+    pub path: String,
+    pub id: String,
+    pub pid: u32,
+    pub pid_running_here: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeldLock {
+    pub id: String,
+    pub path: String,
+    pub pid: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OddRecord {
+    pub id: String,
+    pub path: String,
+    pub oddities: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OwnerRow {
+    pub owner: String,
+    pub leased: u64,
+    pub expired: u64,
+    pub committing: u64,
+    pub done: u64,
+    #[serde(deserialize_with = "present")]
+    pub newest_heartbeat_age: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub oldest_heartbeat_age: Option<f64>,
+    pub host: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryFile {
+    pub id: String,
+    pub path: String,
+    pub role: String,
+    pub entry_type: String,
+    pub own_path: bool,
+    #[serde(deserialize_with = "present")]
+    pub reading: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub status: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub owner: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub previous_owner: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub worker: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub token: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub updated: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub attempts: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub steals: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub completed: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub seed: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub claim: Option<ClaimOutcome>,
+}
+
+/// `inspect` of a fenced lease table's root (the `kind` member, `table`,
+/// is the enum's tag where it is parsed as `Inspect`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct TableInspection {
+    pub schema_version: u32,
+    #[serde(flatten)]
+    pub table: InspectTable,
+}
+
+/// A fenced lease table, as `inspect` reports it (alone, or in a state
+/// directory's `tables`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InspectTable {
+    #[serde(default)]
+    pub kind: Option<String>,
+    pub table: String,
+    pub table_from: String,
+    pub path: String,
+    pub shard_count: Setting<u64>,
+    pub ttl: Setting<f64>,
+    pub ttl_effective: f64,
+    pub now: f64,
+    pub counts: TableCounts,
+    pub files: TableFiles,
+    pub accepted: u64,
+    pub rejected: Vec<String>,
+    pub rejected_records: Vec<RejectedRecord>,
+    pub recovered: Vec<String>,
+    pub start_limit: usize,
+    pub expired: Vec<ExpiredRecord>,
+    pub committing: Vec<CommittingRecord>,
+    pub future: Vec<FutureRecord>,
+    pub misplaced: Vec<MisplacedRecord>,
+    pub unread: Vec<UnreadEntry>,
+    pub bad_locks: Vec<BadLock>,
+    pub temp_files: Vec<TableTempFile>,
+    pub held_locks: Vec<HeldLock>,
+    pub odd: Vec<OddRecord>,
+    pub owners: Vec<OwnerRow>,
+    #[serde(deserialize_with = "present")]
+    pub host: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub history: Option<Vec<HistoryFile>>,
+}
+
+/// A table as verify and recover summarise it.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableView {
+    pub path: String,
+    pub table: String,
+    pub shard_count: u64,
+    pub ttl: f64,
+    pub counts: TableCounts,
+    pub accepted: u64,
+    pub rejected: usize,
+    pub recoverable: usize,
+    pub taken_at_start: usize,
+}
+
+/// `recover`'s forecast of a table.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableForecast {
+    pub path: String,
+    pub table: String,
+    pub shard_count: u64,
+    pub ttl: f64,
+    pub counts: TableCounts,
+    pub accepted: u64,
+    pub rejected: usize,
+    pub recoverable: usize,
+    pub recovered: Vec<String>,
+    pub taken_at_start: usize,
+    pub expired: Vec<ExpiredRecord>,
+    pub committing: usize,
 }
