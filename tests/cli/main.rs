@@ -25,5 +25,6 @@ mod scan;
 mod schema;
 mod support;
 mod table;
+mod table_verify;
 mod verify;
 mod write;

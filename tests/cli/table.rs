@@ -15,7 +15,7 @@ use leasejournal::engine::table::{self, ClaimOutcome, TableKind};
 use leasejournal::operations::table::{TableOptions, TableReport, claim_probe, read};
 use serde::Deserialize;
 
-use crate::support::fixture;
+use crate::support::{fixture, json_ok, lj};
 
 /// What upstream's classes did with a case (its `expected.json`).
 #[derive(Deserialize)]
@@ -171,4 +171,170 @@ fn every_table_case_agrees_with_upstream() {
         let accepted: BTreeSet<&String> = expected.accepted.iter().collect();
         assert_eq!(accepted.len(), expected.accepted.len(), "{name}");
     }
+}
+
+// ---- through the command line ------------------------------------------------
+
+/// The settings a case was made with, as command-line arguments.
+fn case_args(expected: &Expected, ttl: f64) -> Vec<String> {
+    vec![
+        "--now".into(),
+        expected.now.to_string(),
+        "--lease-shards".into(),
+        expected.shard_count.to_string(),
+        "--ttl".into(),
+        ttl.to_string(),
+    ]
+}
+
+fn inspect_table(root: &Path, args: &[String]) -> crate::schema::InspectTable {
+    let report: crate::schema::Inspect =
+        json_ok(lj().args(["inspect", "--format=json"]).args(args).arg(root));
+    match report {
+        crate::schema::Inspect::Table(t) => {
+            assert_eq!(t.schema_version, 1);
+            t.table
+        }
+        other => panic!("not a table report: {other:?}"),
+    }
+}
+
+fn forecast(root: &Path, args: &[String]) -> crate::schema::TableForecast {
+    let report: crate::schema::Forecast =
+        json_ok(lj().args(["recover", "--format=json"]).args(args).arg(root));
+    assert!(report.files.is_empty() && report.ledger.is_none());
+    let [table] = <[_; 1]>::try_from(report.tables).expect("one table");
+    table
+}
+
+#[test]
+fn inspect_and_recover_give_upstreams_counts_rejections_and_order() {
+    for (name, _keep, root, expected) in cases() {
+        let args = case_args(&expected, expected.lease_ttl);
+        let t = inspect_table(&root, &args);
+        assert_eq!(t.table, expected.kind, "{name}");
+        let counts = BTreeMap::from([
+            ("leased".to_string(), t.counts.leased),
+            ("committing".to_string(), t.counts.committing),
+            ("expired".to_string(), t.counts.expired),
+            ("done".to_string(), t.counts.done),
+        ]);
+        assert_eq!(counts, expected.counts, "{name}: counts");
+        let mut rejected = expected.rejected.clone();
+        rejected.sort();
+        assert_eq!(t.rejected, rejected, "{name}: rejected");
+        assert_eq!(t.recovered, expected.recover, "{name}: recovered");
+        assert_eq!(t.accepted, expected.accepted.len() as u64, "{name}");
+        let f = forecast(&root, &args);
+        assert_eq!(f.recovered, expected.recover, "{name}: recover's recovered");
+        let taken = if expected.kind == "work" {
+            expected.recover.len().min(4096)
+        } else {
+            0
+        };
+        assert_eq!(f.taken_at_start, taken, "{name}");
+        let f0 = forecast(&root, &case_args(&expected, 0.0));
+        assert_eq!(f0.recovered, expected.recover_ttl0, "{name}: at --ttl 0");
+    }
+}
+
+/// Every path under `root` with its type and bytes, and each file's
+/// modification time: what a read-only command must leave as it was.
+fn tree(root: &Path) -> Vec<(PathBuf, String, Vec<u8>, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let meta = fs::symlink_metadata(entry.path()).unwrap();
+            let bytes = if meta.is_file() {
+                fs::read(entry.path()).unwrap()
+            } else {
+                Vec::new()
+            };
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+            out.push((
+                entry.path(),
+                format!("{:?}", meta.file_type()),
+                bytes,
+                meta.modified().unwrap(),
+            ));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn reading_a_table_never_writes_creates_or_locks() {
+    let (_, _keep, root, expected) = cases().swap_remove(17);
+    let before = tree(root.parent().unwrap());
+    let args = case_args(&expected, expected.lease_ttl);
+    for command in ["inspect", "verify", "recover"] {
+        let out = lj().arg(command).args(&args).arg(&root).output().unwrap();
+        assert!(
+            out.status.code().is_some_and(|c| c <= 1),
+            "{command}: {out:?}"
+        );
+    }
+    let out = lj()
+        .args(["inspect", "--history", "b6ee"])
+        .args(&args)
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(tree(root.parent().unwrap()), before, "nothing changed");
+}
+
+#[test]
+fn a_root_that_cannot_be_read_is_one_line_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join(".work_lease_table");
+    fs::create_dir(&root).unwrap();
+    fs::write(root.join("000"), b"not a directory").unwrap();
+    // A shard path that is a file is a finding, not a failure.
+    let out = lj()
+        .args(["inspect", "--format=json"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let missing = dir.path().join("gone/.work_lease_table");
+    let out = lj().arg("inspect").arg(&missing).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(&missing.display().to_string()), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn the_human_output_of_a_damaged_table() {
+    let (_, keep, root, expected) = cases().swap_remove(17);
+    let mut args = case_args(&expected, expected.lease_ttl);
+    let shown = |command: &str, args: &[String]| {
+        format!("{command} {} $DIR/.work_lease_table", args.join(" "))
+    };
+    for command in ["inspect", "verify", "recover"] {
+        let mut cmd = lj();
+        cmd.arg(command).args(&args).arg(&root);
+        crate::golden::assert_run(
+            &format!("test.table.{command}-t017"),
+            &shown(command, &args),
+            &mut cmd,
+            Some(keep.path()),
+        );
+    }
+    args.extend(["--history".to_string(), "ecca8ef5".to_string()]);
+    let mut cmd = lj();
+    cmd.arg("inspect").args(&args).arg(&root);
+    crate::golden::assert_run(
+        "test.table.inspect-history-t017",
+        &shown("inspect", &args),
+        &mut cmd,
+        Some(keep.path()),
+    );
 }

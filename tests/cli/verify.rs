@@ -481,6 +481,22 @@ fn catalog_codes_all_have_a_test() {
         // src/operations/findings/ledger.rs: 5,000,001 digests are a unit
         // test's report, not a fixture.
         "ledger-over-limit",
+        // tests/cli/table_verify.rs: one table built for all of them.
+        "table-record-raises",
+        "table-shard-not-directory",
+        "table-lock-not-regular",
+        "table-record-rejected",
+        "table-misplaced-record",
+        "table-unread-directory",
+        "table-committing-stranded",
+        "table-expired-lease",
+        "table-future-updated",
+        "table-owner-dead",
+        "table-lock-held",
+        "table-temp-file",
+        "table-probe-dir",
+        "table-done-records",
+        "table-odd-record",
     ];
     assert_eq!(catalog.codes.len(), tested.len() + elsewhere.len());
     for entry in &catalog.codes {
