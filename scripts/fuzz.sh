@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one fuzz target for a while: scripts/fuzz.sh TARGET SECONDS
-# Targets: json_parse, journal, snapshot, canonical, ledger (see fuzz/fuzz_targets).
+# Targets: json_parse, journal, snapshot, canonical, ledger, table_record (see fuzz/fuzz_targets).
 # Needs cargo-fuzz (cargo install cargo-fuzz) and a nightly toolchain.
 # The corpus (fuzz/corpus/TARGET, not committed) is seeded from fixtures/
 # and JSONTestSuite; crashes land in fuzz/artifacts/TARGET. Copy a

@@ -1,6 +1,6 @@
 //! The properties the fuzz targets (`fuzz/`) check on arbitrary bytes:
-//! the JSON parser and encoder, the journal reader, the snapshot restore
-//! and the digest ledger's reader.
+//! the JSON parser and encoder, the journal reader, the snapshot restore,
+//! the digest ledger's reader and the fenced lease record's reader.
 //! They live in the library so that `cargo test` runs them on every seed
 //! and every saved reproducer (`fixtures/fuzz/`), on stable Rust.
 //! Each panics when a property fails.
@@ -512,6 +512,45 @@ pub fn check_ledger(data: &[u8]) {
     check_ledger_in_blocks(data, &sizes);
 }
 
+/// A fenced lease record's reader on arbitrary bytes, as both tables read
+/// it: never a panic; what it accepts is a JSON object upstream's plain
+/// `json.load` takes, and the record's canonical re-encoding (sorted keys,
+/// compact, as `_write_record` writes it) reads the same: the same
+/// status, time, token and owner, and no repeated member any more.
+pub fn check_table_record(data: &[u8]) {
+    use crate::engine::table::{self, Oddity, Reading, TableKind};
+    let id = crate::engine::journal::WorkId::of_canonical(data);
+    for kind in [TableKind::Work, TableKind::Target] {
+        // Under the id the bytes name, when they name one, and another.
+        let named = std::str::from_utf8(data)
+            .ok()
+            .and_then(|t| json::parse(t, json::Mode::Snapshot).ok())
+            .and_then(|p| match p.value.as_object().and_then(|o| o.get("id")) {
+                Some(Value::Str(s)) => s.as_str().and_then(table::parse_id),
+                _ => None,
+            });
+        for id in [Some(id), named].into_iter().flatten() {
+            let Reading::Valid(record) = table::read(data, &id, kind) else {
+                continue;
+            };
+            let text = std::str::from_utf8(data).expect("accepted bytes are UTF-8");
+            let parsed = json::parse(text, json::Mode::Snapshot).expect("accepted bytes parse");
+            assert!(parsed.value.as_object().is_some(), "accepted: an object");
+            let mut again = json::to_canonical(&parsed.value, json::NonFinite::Python)
+                .expect("Python's encoder writes every value");
+            again.push(b'\n');
+            let Reading::Valid(round) = table::read(&again, &id, kind) else {
+                panic!("the canonical encoding of an accepted record is rejected");
+            };
+            assert_eq!(round.status, record.status);
+            assert_eq!(round.updated.to_bits(), record.updated.to_bits());
+            assert_eq!(round.token, record.token);
+            assert_eq!(round.owner, record.owner);
+            assert!(!round.oddities.contains(&Oddity::DuplicateMember));
+        }
+    }
+}
+
 /// Runs every check on one input (the regression tests do this for each
 /// saved reproducer).
 pub fn check_all(data: &[u8]) {
@@ -520,4 +559,5 @@ pub fn check_all(data: &[u8]) {
     check_journal(data);
     check_snapshot(data);
     check_ledger(data);
+    check_table_record(data);
 }

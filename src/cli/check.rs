@@ -106,6 +106,7 @@ pub struct CheckArgs {
 impl CheckArgs {
     /// The settings these arguments ask for.
     pub fn settings(&self) -> Settings {
+        let table = self.table.settings(self.ttl);
         Settings {
             now: self.now.unwrap_or_else(system_now),
             ttl: self.ttl.unwrap_or(0.0),
@@ -126,7 +127,9 @@ impl CheckArgs {
             seed_dir: std::env::current_dir()
                 .ok()
                 .map(|dir| dir.display().to_string()),
-            table: self.table.settings(self.ttl),
+            table_kind: table.kind,
+            lease_shards: table.lease_shards,
+            table_ttl: table.ttl,
         }
     }
 }

@@ -6,8 +6,11 @@
 pub const INSPECT: u32 = 1;
 /// `verify` (3: a state directory's digest ledger is judged, with codes
 /// that can make a go of version 2 a no-go, and each target carries
-/// `ledger`).
-pub const VERIFY: u32 = 3;
+/// `ledger`; 4: fenced lease tables are judged, a state directory's own
+/// among them, with `table-*` codes that can make a go of version 3 a
+/// no-go; each target carries `tables`, and a target's `kind` may be
+/// `table`).
+pub const VERIFY: u32 = 4;
 /// `explain`.
 pub const EXPLAIN: u32 = 1;
 /// `recover` (the forecast and `--discard`; 3: the forecast carries the

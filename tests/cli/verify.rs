@@ -353,7 +353,7 @@ fn every_code_has_a_fixture_that_triggers_it_alone() {
             "{code}"
         );
         assert_eq!(exit, expected_exit(sev), "{code}: exit status");
-        assert_eq!(report.schema_version, 3);
+        assert_eq!(report.schema_version, 4);
         let verdict = if *sev == "error" {
             Verdict::NoGo
         } else {
@@ -680,7 +680,7 @@ fn upstream_written_samples_verify_clean() {
     );
     assert_eq!(report.checked, ["L1", "L2", "L4", "L5", "L6"]);
     assert_eq!(report.not_checkable, ["L3", "L7"]);
-    assert_eq!(report.schema_version, 3);
+    assert_eq!(report.schema_version, 4);
     let (_, legacy) = verify_json(&[], &[fixture("samples/legacy_demo.input.jsonl")]);
     assert_eq!(legacy.count("legacy-clock-lease"), 1);
     // After upstream's compaction and recovery nothing legacy is left.

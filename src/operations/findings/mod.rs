@@ -57,9 +57,13 @@ pub struct Settings {
     /// The directory relative seed paths are looked up from (the current
     /// directory), for the messages; `None` where it is not known.
     pub seed_dir: Option<String>,
-    /// How fenced lease tables are read (`--lease-shards`, `--table-kind`,
-    /// and `--ttl` as given: a table's TTL is the master's unless it is).
-    pub table: crate::operations::table::TableSettings,
+    /// How fenced lease tables are read: `--table-kind`, `--lease-shards`,
+    /// and `--ttl` as given (a table's TTL is the master's unless it is).
+    pub table_kind: Option<crate::engine::table::TableKind>,
+    /// See `table_kind`.
+    pub lease_shards: Option<u64>,
+    /// See `table_kind`.
+    pub table_ttl: Option<f64>,
 }
 
 impl Settings {
@@ -77,7 +81,9 @@ impl Settings {
             min_severity: Severity::Info,
             remote_master: RemoteMaster::Unseen,
             seed_dir: None,
-            table: Default::default(),
+            table_kind: None,
+            lease_shards: None,
+            table_ttl: None,
         }
     }
 }

@@ -176,7 +176,12 @@ fn check_table(
     root: &Path,
     settings: &Settings,
 ) -> Result<(Findings, table::TableView), InputError> {
-    let options = settings.table.options(settings.now, settings.skew, None);
+    let table = table::TableSettings {
+        kind: settings.table_kind,
+        lease_shards: settings.lease_shards,
+        ttl: settings.table_ttl,
+    };
+    let options = table.options(settings.now, settings.skew, None);
     let report = table::read(root, &options)?;
     Ok((
         crate::operations::findings::table::check(&report, settings),
@@ -244,7 +249,7 @@ fn verify_target(
                 snapshot: None,
                 remote_none: false,
                 shard_count: None,
-                tables: vec![(shown, settings.table.lease_shards)],
+                tables: vec![(shown, settings.lease_shards)],
             },
             master_holders: Vec::new(),
             dir: path.to_path_buf(),
@@ -359,7 +364,7 @@ fn verify_target(
             for root in table::tables_in(&dir.path) {
                 let (found, table_view) = check_table(&root, settings)?;
                 findings.extend(found);
-                table_roots.push((root.display().to_string(), settings.table.lease_shards));
+                table_roots.push((root.display().to_string(), settings.lease_shards));
                 tables.push(table_view);
             }
             Ok(look_elsewhere(
