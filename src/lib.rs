@@ -41,6 +41,9 @@
 //!   journal, planned and written), `engine::journal::seal` (the end of a
 //!   journal made safe to append to) and `engine::journal::state` (a
 //!   replay state as counts and a digest).
+//! - `engine::table`: the fenced lease tables, `<root>/<shard>/<id>.json`:
+//!   `engine::table::names` (the names in a root and a shard directory)
+//!   and `engine::table::record` (upstream's reader of a record).
 //! - `engine::snapshot`: `.state_tasks.json` and upstream's restore rules;
 //!   `engine::snapshot::sniff` (its name and first line).
 //! - `engine::ledger`: the digest ledger `.state_shards/processed.NNN.log`
@@ -63,7 +66,8 @@
 //!   `store::open` (inputs opened without ever blocking), `store::format`
 //!   (the formats a state directory holds, by name and first bytes),
 //!   `store::statedir` (a state directory examined), `store::ledger` (the
-//!   digest ledger's directory and its names), `store::lock` (the
+//!   digest ledger's directory and its names), `store::table` (a lease
+//!   table's listings and record bytes), `store::lock` (the
 //!   master's lock as `/proc/locks` shows it, and the opt-in probe),
 //!   `store::mount` (a file system other hosts share, and how far `flock`
 //!   on it reaches), `store::procs` (the
@@ -101,14 +105,16 @@
 //!   (a discard export's leases appended again, none that would run
 //!   twice), `operations::rollback` (a file put back to a backup, refused
 //!   where that loses newer work), `operations::diff`
-//!   (with its three comparisons, `operations::diff::snapshot`,
-//!   `operations::diff::journal` and `operations::diff::ledger`, two
-//!   digest ledgers per shard file and in what upstream loads);
+//!   (with its four comparisons, `operations::diff::snapshot`,
+//!   `operations::diff::journal`, `operations::diff::ledger`, two
+//!   digest ledgers per shard file and in what upstream loads, and
+//!   `operations::diff::table`, two lease tables record by record);
 //!   `operations::records`: `inspect --records`, the journal as a stream
 //!   of one JSON object per line; `operations::workers`: `inspect
 //!   --workers`, one row per worker rank; `operations::timeline`:
 //!   `inspect --timeline`, completions per time bucket.
-//! - What the commands share: `operations::ledger` (the digest ledger read
+//! - What the commands share: `operations::table` (a lease table read as
+//!   upstream's scans and claims see it), `operations::ledger` (the digest ledger read
 //!   at a shard count, as a report, and the one place that decides that
 //!   count and whether the next start reads the ledger at all),
 //!   `operations::ledger_change` (the ledger sealed, re-sharded or
@@ -130,7 +136,8 @@
 //!   (the digest ledger), `render::ledger_change` (what repair and compact
 //!   do to it), `render::verify`,
 //!   `render::write` (the writing commands), `render::restore` (restore
-//!   and rollback), `render::diff`,
+//!   and rollback), `render::diff` (with `render::diff_table`, two
+//!   lease tables),
 //!   `render::workers`, `render::timeline`, `render::records` (the NDJSON
 //!   lines of `inspect --records`).
 //! - `cli`: clap definitions; each command file parses, runs one operation
@@ -139,7 +146,9 @@
 //!   `cli::restore`, `cli::rollback`, `cli::diff`, `cli::completions`);
 //!   `cli::ledger` (the ledger's options: `--state-shards`, `--workers`
 //!   and the environment the master reads, `--digest`, `--digest-of`, and
-//!   `diff`'s `--state-shards`, `--max-examples`);
+//!   `diff`'s `--state-shards`, `--max-examples`); `cli::diff_options`
+//!   (`diff`'s `--only`, and `--lease-shards`, `--ttl`, `--now` for lease
+//!   tables);
 //!   `cli::check` (verify's settings: `--now`, `--ttl`, `--min-severity`,
 //!   `--remote-master`, …); `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing
