@@ -41,6 +41,9 @@
 //!   journal, planned and written), `engine::journal::seal` (the end of a
 //!   journal made safe to append to) and `engine::journal::state` (a
 //!   replay state as counts and a digest).
+//! - `engine::table`: the fenced lease tables, `<root>/<shard>/<id>.json`:
+//!   `engine::table::names` (the names in a root and a shard directory)
+//!   and `engine::table::record` (upstream's reader of a record).
 //! - `engine::snapshot`: `.state_tasks.json` and upstream's restore rules;
 //!   `engine::snapshot::sniff` (its name and first line).
 //! - `engine::ledger`: the digest ledger `.state_shards/processed.NNN.log`
@@ -109,9 +112,10 @@
 //!   (a discard export's leases appended again, none that would run
 //!   twice), `operations::rollback` (a file put back to a backup, refused
 //!   where that loses newer work), `operations::diff`
-//!   (with its three comparisons, `operations::diff::snapshot`,
-//!   `operations::diff::journal` and `operations::diff::ledger`, two
-//!   digest ledgers per shard file and in what upstream loads);
+//!   (with its four comparisons, `operations::diff::snapshot`,
+//!   `operations::diff::journal`, `operations::diff::ledger`, two
+//!   digest ledgers per shard file and in what upstream loads, and
+//!   `operations::diff::table`, two lease tables record by record);
 //!   `operations::records`: `inspect --records`, the journal as a stream
 //!   of one JSON object per line; `operations::workers`: `inspect
 //!   --workers`, one row per worker rank; `operations::timeline`:
@@ -143,7 +147,8 @@
 //!   line in verify and its forecast in recover), `render::ledger_change` (what repair and compact
 //!   do to it), `render::verify`,
 //!   `render::write` (the writing commands), `render::restore` (restore
-//!   and rollback), `render::diff`,
+//!   and rollback), `render::diff` (with `render::diff_table`, two
+//!   lease tables),
 //!   `render::workers`, `render::timeline`, `render::records` (the NDJSON
 //!   lines of `inspect --records`).
 //! - `cli`: clap definitions; each command file parses, runs one operation
@@ -154,7 +159,8 @@
 //!   and the environment the master reads, `--digest`, `--digest-of`, and
 //!   `diff`'s `--state-shards`, `--max-examples`); `cli::lease_table`
 //!   (the fenced lease tables' options: `--lease-shards`, `--table-kind`,
-//!   inspect's `--ttl`);
+//!   inspect's `--ttl`); `cli::diff_options` (`diff`'s `--only`, and
+//!   `--lease-shards`, `--ttl`, `--now` for lease tables);
 //!   `cli::check` (verify's settings: `--now`, `--ttl`, `--min-severity`,
 //!   `--remote-master`, …); `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing

@@ -1,30 +1,20 @@
 //! `leasejournal diff A B`: what changed between two snapshots, two
-//! journals or two digest ledgers, in the terms of the domain. Read-only.
+//! journals, two digest ledgers or two lease tables, in the terms of the
+//! domain. Read-only.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
+use super::diff_options::{OnlyArg, TableDiffArgs};
 use super::ledger::LedgerDiffArgs;
-use super::output::KindArg;
-use super::output::{OutputArgs, parse_id_prefix};
-use crate::operations::diff::{self, ChangeKind, Filter, LedgerDiffOptions};
+use super::output::{KindArg, OutputArgs, parse_id_prefix};
+use crate::operations::diff::{self, Filter, LedgerDiffOptions};
 use crate::operations::exit::Exit;
 use crate::render;
 
-/// Which changes `--only` keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OnlyArg {
-    /// Entities only in B.
-    Added,
-    /// Entities only in A.
-    Removed,
-    /// Fields that differ.
-    Changed,
-}
-
-/// Compare two snapshots, two journals or two digest ledgers.
+/// Compare two snapshots, two journals, two digest ledgers or two lease tables.
 ///
 /// Snapshots are compared as upstream restores them, keyed by task id:
 /// tasks added and removed, per-field changes with deltas, state leases
@@ -38,13 +28,19 @@ pub enum OnlyArg {
 /// directories, whose ledgers are compared) are compared as digests per
 /// shard file: added, removed, and moved to other files (a re-shard), per
 /// file and in all; and what upstream's load_recent loads from each side at
-/// --state-shards N, which the AFL rescan skips.
+/// --state-shards N, which the AFL rescan skips. Lease tables (two
+/// .work_lease_table/ or .target_lease_table/ roots, or two state
+/// directories that both hold one) are compared record by record, matched
+/// by id at --lease-shards N: added, removed, stolen, re-claimed,
+/// committed, completed, heartbeats, records a reader rejects or that
+/// moved, and the lock, temporary and probe files beside them.
 ///
 /// Exit status as diff(1): 0 identical, 1 different, 2 trouble. Journals
 /// are identical when their bytes are; snapshots when their restored views
 /// and configuration are; ledgers when every shard file holds the same
-/// digests. With --ignore, --only or --id, 0 means that no change is left
-/// to show (as diff -I).
+/// digests; tables when every name and record under the roots is the same.
+/// With --ignore, --only or --id, 0 means that no change is left to show
+/// (as diff -I).
 #[derive(Clone, Debug, Args)]
 pub struct DiffArgs {
     /// The earlier (or reference) file, ledger or state directory; - reads
@@ -86,6 +82,9 @@ pub struct DiffArgs {
     pub ledger: LedgerDiffArgs,
 
     #[command(flatten)]
+    pub table: TableDiffArgs,
+
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -93,11 +92,7 @@ pub struct DiffArgs {
 pub fn run(args: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let filter = Filter {
         ignore: args.ignore.iter().cloned().collect(),
-        only: args.only.map(|o| match o {
-            OnlyArg::Added => ChangeKind::Added,
-            OnlyArg::Removed => ChangeKind::Removed,
-            OnlyArg::Changed => ChangeKind::Changed,
-        }),
+        only: args.only.map(OnlyArg::kind),
         id_prefix: args.id.clone(),
     };
     let kind = args.kind.map(KindArg::kind);
@@ -105,7 +100,15 @@ pub fn run(args: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
         shard_count: args.ledger.state_shards,
         max_examples: args.ledger.max_examples,
     };
-    let (report, exit) = diff::run((&args.a, &args.b), kind, &filter, args.history, ledgers)?;
+    let tables = args.table.options(args.ledger.max_examples);
+    let (report, exit) = diff::run(
+        (&args.a, &args.b),
+        kind,
+        &filter,
+        args.history,
+        ledgers,
+        tables,
+    )?;
     // With --quiet, like diff -q and cmp -s: the exit status alone answers.
     if !args.quiet {
         args.output.emit(out, &report, |out, styles| {

@@ -104,7 +104,8 @@ pub struct LedgerDiffArgs {
     pub state_shards: Option<u32>,
 
     /// For digest ledgers: list at most N digests of each kind of change,
-    /// the smallest (0: all); counts stay exact.
+    /// the smallest; for lease tables, at most N changes of each kind, the
+    /// first by shard and id (0: all); counts stay exact.
     #[arg(long = "max-examples", allow_negative_numbers = true, value_name = "N", default_value_t = 10, value_parser = parse_count)]
     pub max_examples: usize,
 }

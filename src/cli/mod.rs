@@ -5,6 +5,7 @@ mod check;
 mod compact;
 mod completions;
 mod diff;
+mod diff_options;
 mod explain;
 mod forensics;
 mod inspect;

@@ -31,5 +31,8 @@ pub const ROLLBACK: u32 = 1;
 /// `task changed`; 3: `kind` may be `ledger`, whose `summary` holds each
 /// side's ledger totals, and whose `changes` list at most `--max-examples`
 /// digests of each kind while `counts` stay exact; the member `ledger`,
-/// `null` for the other kinds).
-pub const DIFF: u32 = 3;
+/// `null` for the other kinds; 4: `kind` may be `table`, two fenced lease
+/// tables, whose `summary` holds each side's `snapshot_counts` and files,
+/// whose `changes` are records and the names beside them, and the member
+/// `table`, `null` for the other kinds).
+pub const DIFF: u32 = 4;

@@ -973,8 +973,8 @@ fn kind_from_records(root: &Path, shard_count: u64) -> TableKind {
 }
 
 /// How the table's kind is decided: `--table-kind`, the root's name, the
-/// environment's target root, then its records.
-fn decide_kind(
+/// environment's target root, then its records (`records`).
+pub fn decide_kind(
     root: &Path,
     kind: Option<TableKind>,
     shard_count: u64,

@@ -105,6 +105,9 @@ fn kind(s: &Styles, c: ChangeKind) -> String {
 
 /// Writes a diff report.
 pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
+    if let (Some(table), Summary::Table { a, b }) = (&r.table, &r.summary) {
+        return super::diff_table::tables(out, r, table, (a, b), s);
+    }
     writeln!(out, "{} {}  →  {}", s.bold("diff"), r.a, r.b)?;
     for note in &r.notes {
         writeln!(out, "  note        {}", s.warn(note))?;
@@ -138,6 +141,7 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
                 ledgers(out, ledger, a, b, s)?;
             }
         }
+        Summary::Table { .. } => {}
     }
     if let Some(bytes) = &r.bytes {
         let tail = |k: &TailKind| match k {
@@ -208,7 +212,7 @@ pub fn diff(out: &mut dyn Write, r: &DiffReport, s: &Styles) -> io::Result<()> {
         Summary::Snapshot {
             clock_a, clock_b, ..
         } => (*clock_a == Clock::Legacy, *clock_b == Clock::Legacy),
-        Summary::Journal { .. } | Summary::Ledger { .. } => (false, false),
+        Summary::Journal { .. } | Summary::Ledger { .. } | Summary::Table { .. } => (false, false),
     };
     if r.changes.is_empty() {
         writeln!(

@@ -3,6 +3,7 @@
 //! module.
 
 mod diff;
+mod diff_table;
 mod inspect;
 mod lease_table;
 mod ledger;

@@ -41,7 +41,7 @@ fn snapshots_show_every_kind_of_change() {
     assert_eq!(exit, 1);
     assert_eq!(
         (r.schema_version, r.kind, r.identical),
-        (3, Kind::Snapshot, false)
+        (4, Kind::Snapshot, false)
     );
     assert_eq!(r.find("task", None, T0).change, ChangeKind::Removed);
     assert_eq!(r.find("task", None, T4).change, ChangeKind::Added);
@@ -349,7 +349,7 @@ fn mixed_and_unreadable_inputs_are_refused() {
         .code(2)
         .stdout("")
         .stderr(format!(
-            "leasejournal: cannot compare {} (a journal) with {} (a snapshot): diff compares two journals, two snapshots or two digest ledgers\n",
+            "leasejournal: cannot compare {} (a journal) with {} (a snapshot): diff compares two journals, two snapshots, two digest ledgers or two lease tables\n",
             a.display(),
             state.display()
         ));

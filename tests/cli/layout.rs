@@ -356,6 +356,7 @@ fn each_command_file_only_parses_runs_one_operation_and_emits() {
     // The shared parts of the command line, not commands.
     let shared = [
         "check.rs",
+        "diff_options.rs",
         "forensics.rs",
         "lease_table.rs",
         "ledger.rs",

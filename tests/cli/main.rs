@@ -3,6 +3,7 @@
 mod adversarial;
 mod conventions;
 mod diff;
+mod diff_table;
 mod faults;
 mod fidelity;
 mod forensics;

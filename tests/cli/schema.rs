@@ -1578,6 +1578,40 @@ pub struct LedgerDiffSummary {
     pub b: LedgerTotals,
 }
 
+/// `snapshot_counts(now)` of a lease table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableCounts {
+    pub leased: u64,
+    pub committing: u64,
+    pub expired: u64,
+    pub done: u64,
+}
+
+/// What one lease table of a diff holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableTotals {
+    pub path: String,
+    pub counts: TableCounts,
+    pub records: u64,
+    pub accepted: u64,
+    pub rejected: u64,
+    pub outside: u64,
+    pub locks: u64,
+    pub temp_files: u64,
+    pub probes: u64,
+    pub other: u64,
+}
+
+/// Lease table totals of each side.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableDiffSummary {
+    pub a: TableTotals,
+    pub b: TableTotals,
+}
+
 /// Totals of each side, by kind.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(untagged)]
@@ -1585,6 +1619,7 @@ pub enum DiffSummary {
     Snapshot(SnapshotSummary),
     Journal(JournalSummary),
     Ledger(LedgerDiffSummary),
+    Table(TableDiffSummary),
 }
 
 /// What `diff` compared.
@@ -1594,6 +1629,75 @@ pub enum DiffKind {
     Journal,
     Snapshot,
     Ledger,
+    Table,
+}
+
+/// A setting and where it came from (`--flag`, a variable, `default`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffSetting<T> {
+    pub value: T,
+    pub from: String,
+}
+
+/// Two lease tables, compared.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableDiff {
+    /// `work` or `target`.
+    pub table: String,
+    /// `name`, `environment` or `records`.
+    pub table_from: String,
+    pub shard_count: DiffSetting<u64>,
+    pub ttl: DiffSetting<f64>,
+    pub ttl_effective: f64,
+    pub now: f64,
+    pub ids: u64,
+    pub unchanged: u64,
+    pub max_examples: usize,
+}
+
+/// A lease record as a table diff's change shows it (`before`, `after`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordView {
+    pub path: String,
+    pub size: u64,
+    /// `accepted`, or why upstream's reader refuses it.
+    pub reading: String,
+    #[serde(deserialize_with = "present")]
+    pub message: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub status: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub owner: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub previous_owner: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub worker: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub token: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub updated: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub claimed: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    pub attempts: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub steals: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub completed: Option<f64>,
+}
+
+/// A name beside the records (a lock, a temporary file, a probe
+/// directory), as a table diff's change shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntryView {
+    pub path: String,
+    /// `file`, `dir`, `symlink` or `special`.
+    #[serde(rename = "type")]
+    pub entry_type: String,
 }
 
 /// One shard index of two ledgers, compared.
@@ -1694,6 +1798,8 @@ pub struct Diff {
     pub history: Option<BTreeMap<String, Vec<RecordAt>>>,
     #[serde(deserialize_with = "present")]
     pub ledger: Option<LedgerDiff>,
+    #[serde(deserialize_with = "present")]
+    pub table: Option<TableDiff>,
     pub notes: Vec<String>,
 }
 
@@ -1732,6 +1838,14 @@ impl Diff {
         match &self.summary {
             DiffSummary::Snapshot(s) => s,
             other => panic!("not a snapshot summary: {other:?}"),
+        }
+    }
+
+    /// The tables' summary; panics for the other kinds.
+    pub fn table_summary(&self) -> &TableDiffSummary {
+        match &self.summary {
+            DiffSummary::Table(s) => s,
+            other => panic!("not a table summary: {other:?}"),
         }
     }
 
@@ -1776,15 +1890,6 @@ pub struct Setting<T> {
     pub from: String,
 }
 
-/// `snapshot_counts(now)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TableCounts {
-    pub leased: u64,
-    pub committing: u64,
-    pub expired: u64,
-    pub done: u64,
-}
 
 /// The files of the scanned shard directories.
 #[derive(Clone, Debug, PartialEq, Deserialize)]

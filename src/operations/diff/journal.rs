@@ -459,6 +459,7 @@ pub(super) fn compare(
         bytes: Some(bytes),
         history,
         ledger: None,
+        table: None,
         notes: Vec::new(),
     })
 }

@@ -488,6 +488,7 @@ pub(super) fn compare(
         bytes: None,
         history: None,
         ledger: Some(ledger),
+        table: None,
         notes,
     })
 }

@@ -1,9 +1,11 @@
 //! `diff` as data: what changed between two snapshots ([`snapshot`]: their
 //! restored views, keyed by task id), two journals ([`journal`]: their
 //! replay states, plus the forensic facts about their bytes: whether one
-//! is the other plus appended records, or where they diverge) or two
+//! is the other plus appended records, or where they diverge), two
 //! digest ledgers ([`ledger`]: their digests per shard file, and what
-//! upstream loads from each), in the terms of the domain. This module
+//! upstream loads from each) or two fenced lease tables ([`table`]: record
+//! by record, matched by id, and the files beside the records), in the
+//! terms of the domain. This module
 //! holds what the comparisons share (a change, the filter, the report) and
 //! [`run`], which opens the two sides, read-only, and hands them to the
 //! comparison of their kind. The comparing itself is pure: values and
@@ -12,6 +14,7 @@
 pub mod journal;
 pub mod ledger;
 pub mod snapshot;
+pub mod table;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -25,10 +28,13 @@ pub use journal::{
 };
 pub use ledger::{FileDiff, LedgerDiff, LedgerDiffOptions, LedgerSide, LedgerTotals};
 pub use snapshot::{SnapshotDiff, SnapshotSide, Totals, snapshots};
+pub use table::{TableDiff, TableDiffOptions, TableSide, TableTotals};
 
 use crate::engine::journal::{Clock, StateView};
 use crate::engine::json::{PyInt, float_repr_any};
+use crate::engine::table as engine_table;
 use crate::operations::exit::Exit;
+use crate::operations::table as lease_table;
 use crate::store::error::InputError;
 use crate::store::format::{Kind, LEDGER_DIR};
 use crate::store::ledger as ledger_dir;
@@ -162,6 +168,13 @@ pub enum Summary {
         /// B's ledger.
         b: LedgerTotals,
     },
+    /// Fenced lease tables: `snapshot_counts(now)` and the files of each.
+    Table {
+        /// A's table.
+        a: TableTotals,
+        /// B's table.
+        b: TableTotals,
+    },
 }
 
 /// What `diff` compared.
@@ -174,6 +187,8 @@ pub enum DiffKind {
     Journal,
     /// Two digest ledgers (of two state directories, perhaps).
     Ledger,
+    /// Two fenced lease tables (of two state directories, perhaps).
+    Table,
 }
 
 /// The `diff --format json` document.
@@ -181,7 +196,7 @@ pub enum DiffKind {
 pub struct DiffReport {
     /// Contract version.
     pub schema_version: u32,
-    /// `snapshot`, `journal` or `ledger`.
+    /// `snapshot`, `journal`, `ledger` or `table`.
     pub kind: DiffKind,
     /// A's path.
     pub a: String,
@@ -189,10 +204,13 @@ pub struct DiffReport {
     pub b: String,
     /// Whether the two are identical (journals: byte for byte; snapshots:
     /// restored views and configuration; ledgers: the same digests in the
-    /// same files), regardless of filters.
+    /// same files; tables: every name under the roots the same, every
+    /// record the same bytes), regardless of filters.
     pub identical: bool,
     /// The changes (after `--ignore`, `--only`, `--id`); for ledgers at
-    /// most `--max-examples` of each kind, the smallest digests.
+    /// most `--max-examples` of each kind, the smallest digests; for
+    /// tables at most `--max-examples` of each kind, the first in shard
+    /// and id order (or path order, for files).
     pub changes: Vec<Change>,
     /// Changes by entity and kind (exact, after the filters).
     pub counts: BTreeMap<String, u64>,
@@ -204,30 +222,47 @@ pub struct DiffReport {
     pub history: Option<BTreeMap<String, Vec<RecordAt>>>,
     /// Ledgers: the comparison per shard index, and of what upstream loads.
     pub ledger: Option<LedgerDiff>,
+    /// Tables: how they were compared.
+    pub table: Option<TableDiff>,
     /// Remarks (a side that does not restore, …).
     pub notes: Vec<String>,
 }
 
-/// Compares A and B (two journals, two snapshots, or two digest ledgers:
+/// Compares A and B (two journals, two snapshots, two digest ledgers:
 /// `.state_shards/` directories, `processed.NNN.log` files or the ledgers
-/// of state directories; `-` is standard input for one journal or
-/// snapshot), read as `kind` when given. Returns the report and the exit
-/// status as diff(1) has it: same, or different.
+/// of state directories; or two fenced lease tables, or the tables of two
+/// state directories that both hold one; `-` is standard input for one
+/// journal or snapshot), read as `kind` when given. Returns the report and
+/// the exit status as diff(1) has it: same, or different.
 pub fn run(
     (a, b): (&Path, &Path),
     kind: Option<Kind>,
     filter: &Filter,
     with_history: bool,
     ledgers: LedgerDiffOptions,
+    tables: TableDiffOptions,
 ) -> anyhow::Result<(DiffReport, Exit)> {
     if open::is_stdin(a) && open::is_stdin(b) {
         anyhow::bail!("diff reads standard input for one side only (- given for A and B)");
     }
     let proc_locks = ProcLocks::default();
-    let report = match (
+    let mut notes = Vec::new();
+    let opened = match (
         open_side(a, kind, &proc_locks)?,
         open_side(b, kind, &proc_locks)?,
     ) {
+        (Opened::Ledger(x), Opened::Ledger(y)) if x.state_directory && y.state_directory => {
+            match shared_table(a, b, &mut notes) {
+                Some((ta, tb)) => (Opened::Table(ta), Opened::Table(tb)),
+                None => (Opened::Ledger(x), Opened::Ledger(y)),
+            }
+        }
+        other => other,
+    };
+    let mut report = match opened {
+        (Opened::Table(side_a), Opened::Table(side_b)) => {
+            table::compare(&side_a, &side_b, filter, tables)?
+        }
         (Opened::File(side_a), Opened::File(side_b)) if side_a.kind == side_b.kind => {
             match side_a.kind {
                 Kind::Snapshot => snapshot::compare(side_a, side_b, filter)?,
@@ -247,14 +282,15 @@ pub fn run(
             ledger::compare(&side_a, &side_b, filter, ledgers)?
         }
         (side_a, side_b) => anyhow::bail!(
-            "cannot compare {} (a {}) with {} (a {}): diff compares two journals, two snapshots \
-             or two digest ledgers",
+            "cannot compare {} (a {}) with {} (a {}): diff compares two journals, two snapshots, \
+             two digest ledgers or two lease tables",
             a.display(),
             side_a.name(),
             b.display(),
             side_b.name()
         ),
     };
+    report.notes.splice(0..0, notes);
     // With --ignore, --only or --id the answer is about what is compared,
     // as diff -I answers: nothing left to show is "same".
     let same = if filter.is_set() {
@@ -284,6 +320,8 @@ enum Opened<'p> {
     File(Side<'p>),
     /// A digest ledger, or a state directory (and its ledger).
     Ledger(LedgerSide<'p>),
+    /// A fenced lease table's root.
+    Table(TableSide<'p>),
 }
 
 impl Opened<'_> {
@@ -293,19 +331,34 @@ impl Opened<'_> {
             Opened::File(side) => side.kind.name(),
             Opened::Ledger(side) if side.state_directory => "state directory",
             Opened::Ledger(_) => "digest ledger",
+            Opened::Table(_) => "lease table",
         }
     }
 }
 
 /// Opens one side: a journal or a snapshot; a ledger's directory or one
-/// of its files (by name, unless `kind` says otherwise); or a state
-/// directory, whose ledger is compared.
+/// of its files (by name, unless `kind` says otherwise); a lease table's
+/// root (a path with a table's default name is one, whatever it is: the
+/// comparison says what is wrong with it); or a state directory, whose
+/// ledger (or tables) are compared.
 fn open_side<'p>(
     path: &'p Path,
     kind: Option<Kind>,
     proc_locks: &ProcLocks,
 ) -> Result<Opened<'p>, InputError> {
     if kind.is_none() && !open::is_stdin(path) {
+        let named = path.file_name().and_then(|n| n.to_str());
+        if lease_table::is_table_root(path)
+            || matches!(
+                named,
+                Some(engine_table::WORK_DIR | engine_table::TARGET_DIR)
+            )
+        {
+            return Ok(Opened::Table(TableSide {
+                path,
+                root: path.to_path_buf(),
+            }));
+        }
         let ledger = |dir| {
             Opened::Ledger(LedgerSide {
                 path,
@@ -335,6 +388,44 @@ fn open_side<'p>(
             dir: dir.ledger,
         })),
     }
+}
+
+/// The table two state directories both hold at a default name (the
+/// work table first), with notes on what is then not compared; `None`
+/// when they share none (their ledgers are compared, as before).
+fn shared_table<'p>(
+    a: &'p Path,
+    b: &'p Path,
+    notes: &mut Vec<String>,
+) -> Option<(TableSide<'p>, TableSide<'p>)> {
+    let names = [engine_table::WORK_DIR, engine_table::TARGET_DIR];
+    let held = |dir: &Path| -> Vec<&str> {
+        let roots = lease_table::tables_in(dir);
+        names
+            .into_iter()
+            .filter(|n| roots.iter().any(|r| r.file_name() == Some(n.as_ref())))
+            .collect()
+    };
+    let (in_a, in_b) = (held(a), held(b));
+    let name = names
+        .into_iter()
+        .find(|n| in_a.contains(n) && in_b.contains(n))?;
+    notes.push(format!(
+        "only the {name}/ tables are compared: name the .state_shards/ directories, the journals \
+         or the snapshots to compare those"
+    ));
+    for other in names.into_iter().filter(|n| *n != name) {
+        if in_a.contains(&other) || in_b.contains(&other) {
+            notes.push(format!(
+                "{other}/ is not compared: name the two roots to compare it"
+            ));
+        }
+    }
+    let side = |path: &'p Path| TableSide {
+        path,
+        root: path.join(name),
+    };
+    Some((side(a), side(b)))
 }
 
 #[cfg(test)]

@@ -297,6 +297,7 @@ pub(super) fn compare(a: Side<'_>, b: Side<'_>, filter: &Filter) -> Result<DiffR
         bytes: None,
         history: None,
         ledger: None,
+        table: None,
         notes,
     })
 }
