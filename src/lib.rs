@@ -56,6 +56,8 @@
 //!   `engine::ledger::seal` (a file's end made safe for the next append)
 //!   and `engine::ledger::rewrite` (a file rewritten by repair and compact:
 //!   the lines kept, the digests written, the file read back).
+//! - `engine::table`: the fenced lease tables: `engine::table::names` (its
+//!   file names), `engine::table::record` (upstream's record reader).
 //!
 //! **Store** — the only code that touches a state directory's files.
 //! - `store`: the layer; `store::path` (a file's directory, paths quoted
@@ -73,7 +75,8 @@
 //!   written through), `store::read` (a path's
 //!   journals, scanned), `store::progress` (reading progress, undrawn),
 //!   `store::failpoint` (the crash tests' failpoints, empty without the
-//!   `test-hooks` feature).
+//!   `test-hooks` feature), `store::table` (a fenced lease table's files,
+//!   read).
 //! - `store::durable`: the only code that writes user files, a file by
 //!   idea: `store::durable::error` (why a write failed, what a run
 //!   changed), `store::durable::lock` (the master's lock, held),
@@ -83,7 +86,8 @@
 //!   `store::durable::late` (late appends carried in),
 //!   `store::durable::append` (seal, append, fsync),
 //!   `store::durable::remove` (a file removed from a set, backed up
-//!   first).
+//!   first), `store::durable::table` (a table's entries moved under their
+//!   record's lock).
 //! - `store::session`: lock → backup → publish (a rewrite, an append, an
 //!   export, a new or removed ledger file) → re-read, for every writing
 //!   command, over the paths it names (a state directory's ledger
@@ -96,7 +100,8 @@
 //! - The commands: `operations::inspect`, `operations::verify` (with
 //!   `operations::verify::report`, its report and verdict, and
 //!   `operations::verify::remote`, a master on another host),
-//!   `operations::explain`, `operations::recover`, `operations::repair`,
+//!   `operations::explain`, `operations::recover`, `operations::repair`
+//!   (with `operations::repair::table`, a fenced lease table's repair),
 //!   `operations::migrate`, `operations::compact`, `operations::restore`
 //!   (a discard export's leases appended again, none that would run
 //!   twice), `operations::rollback` (a file put back to a backup, refused
@@ -121,6 +126,7 @@
 //!   state directory; `operations::findings::ledger`, of the digest ledger
 //!   and the active leases it should hold), `operations::report` (the writing commands' report),
 //!   `operations::numbers` (counts and durations in words),
+//!   `operations::table` (a fenced lease table read as upstream sees it),
 //!   `operations::schema` (each JSON report's contract version),
 //!   `operations::exit` (the exit statuses, in one enum).
 //!
@@ -128,7 +134,8 @@
 //! - `render`: tables, colour and JSON, report in, bytes out:
 //!   `render::table` (the table style), `render::inspect`, `render::ledger`
 //!   (the digest ledger), `render::ledger_change` (what repair and compact
-//!   do to it), `render::verify`,
+//!   do to it), `render::table_repair` (what repair does to a fenced lease
+//!   table), `render::verify`,
 //!   `render::write` (the writing commands), `render::restore` (restore
 //!   and rollback), `render::diff`,
 //!   `render::workers`, `render::timeline`, `render::records` (the NDJSON
@@ -140,6 +147,8 @@
 //!   `cli::ledger` (the ledger's options: `--state-shards`, `--workers`
 //!   and the environment the master reads, `--digest`, `--digest-of`, and
 //!   `diff`'s `--state-shards`, `--max-examples`);
+//!   `cli::table_args` (a fenced lease table's options: `--lease-shards`,
+//!   `--all-masters-stopped`, `--archive-done`, `--older-than`, `--now`);
 //!   `cli::check` (verify's settings: `--now`, `--ttl`, `--min-severity`,
 //!   `--remote-master`, …); `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing

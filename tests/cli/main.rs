@@ -25,5 +25,6 @@ mod scan;
 mod schema;
 mod support;
 mod table;
+mod table_repair;
 mod verify;
 mod write;
