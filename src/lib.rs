@@ -84,7 +84,8 @@
 //!   written through), `store::read` (a path's
 //!   journals, scanned), `store::progress` (reading progress, undrawn),
 //!   `store::failpoint` (the crash tests' failpoints, empty without the
-//!   `test-hooks` feature).
+//!   `test-hooks` feature), `store::table` (a fenced lease table's files,
+//!   read).
 //! - `store::durable`: the only code that writes user files, a file by
 //!   idea: `store::durable::error` (why a write failed, what a run
 //!   changed), `store::durable::lock` (the master's lock, held),
@@ -94,7 +95,8 @@
 //!   `store::durable::late` (late appends carried in),
 //!   `store::durable::append` (seal, append, fsync),
 //!   `store::durable::remove` (a file removed from a set, backed up
-//!   first).
+//!   first), `store::durable::table` (a table's entries moved under their
+//!   record's lock).
 //! - `store::session`: lock → backup → publish (a rewrite, an append, an
 //!   export, a new or removed ledger file) → re-read, for every writing
 //!   command, over the paths it names (a state directory's ledger
@@ -107,7 +109,8 @@
 //! - The commands: `operations::inspect`, `operations::verify` (with
 //!   `operations::verify::report`, its report and verdict, and
 //!   `operations::verify::remote`, a master on another host),
-//!   `operations::explain`, `operations::recover`, `operations::repair`,
+//!   `operations::explain`, `operations::recover`, `operations::repair`
+//!   (with `operations::repair::table`, a fenced lease table's repair),
 //!   `operations::migrate`, `operations::compact`, `operations::restore`
 //!   (a discard export's leases appended again, none that would run
 //!   twice), `operations::rollback` (a file put back to a backup, refused
@@ -137,6 +140,7 @@
 //!   and the active leases it should hold; `operations::findings::table`,
 //!   of a fenced lease table), `operations::report` (the writing commands' report),
 //!   `operations::numbers` (counts and durations in words),
+//!   `operations::table` (a fenced lease table read as upstream sees it),
 //!   `operations::schema` (each JSON report's contract version),
 //!   `operations::exit` (the exit statuses, in one enum).
 //!
@@ -145,7 +149,8 @@
 //!   `render::table` (the table style), `render::inspect`, `render::ledger`
 //!   (the digest ledger), `render::lease_table` (a fenced lease table, its
 //!   line in verify and its forecast in recover), `render::ledger_change` (what repair and compact
-//!   do to it), `render::verify`,
+//!   do to it), `render::table_repair` (what repair does to a fenced lease
+//!   table), `render::verify`,
 //!   `render::write` (the writing commands), `render::restore` (restore
 //!   and rollback), `render::diff` (with `render::diff_table`, two
 //!   lease tables),
@@ -161,6 +166,8 @@
 //!   (the fenced lease tables' options: `--lease-shards`, `--table-kind`,
 //!   inspect's `--ttl`); `cli::diff_options` (`diff`'s `--only`, and
 //!   `--lease-shards`, `--ttl`, `--now` for lease tables);
+//!   `cli::table_args` (repair's table options: `--lease-shards`,
+//!   `--all-masters-stopped`, `--archive-done`, `--older-than`, `--now`);
 //!   `cli::check` (verify's settings: `--now`, `--ttl`, `--min-severity`,
 //!   `--remote-master`, …); `cli::output` (`--format`,
 //!   `--color`, progress, the one emit), `cli::write` (the writing

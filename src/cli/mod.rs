@@ -19,6 +19,7 @@ mod repair;
 mod restore;
 mod rollback;
 mod select;
+mod table_args;
 mod verify;
 mod write;
 
@@ -134,9 +135,12 @@ pub fn main() -> ExitCode {
         Err(err) if is_broken_pipe(err) && changes.is_empty() => Exit::Trouble.into(),
         Err(err) => {
             if changes.is_empty() {
-                let locked = err
-                    .downcast_ref::<WriteError>()
-                    .is_some_and(|e| matches!(e, WriteError::Locked { .. }));
+                let locked = err.downcast_ref::<WriteError>().is_some_and(|e| {
+                    matches!(
+                        e,
+                        WriteError::Locked { .. } | WriteError::TableLocked { .. }
+                    )
+                });
                 tell(format_args!("{err:#}"));
                 return if locked { Exit::Refused } else { Exit::Trouble }.into();
             }

@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::Finished;
 use super::output::{Bars, OutputArgs, ProgressArgs};
+use super::table_args::TableArgs;
 use super::write::{self, WriteArgs};
 use crate::operations::repair;
 use crate::operations::report::Command;
@@ -37,12 +38,22 @@ use crate::render;
 /// digest without its newline gets one, as does one a power loss left
 /// before NULs (the NULs go, and upstream loads it again). No valid line is
 /// dropped or added, and lines upstream ignores stay (compact drops them).
+/// A fenced lease table's root (.work_lease_table/, .target_lease_table/)
+/// is repaired only when named, and --apply only with
+/// --all-masters-stopped: records upstream's reader rejects, temporary
+/// files and probe directories whose pid is gone, lock paths that are no
+/// regular file and shard paths that are no directory go to
+/// .leasejournal-quarantine/, bytes kept; records outside the directory
+/// their id names at --lease-shards N go back to their own path. Each
+/// under the record's own lock; lock files and the records upstream
+/// accepts stay (done ones go to .leasejournal-archive/ with
+/// --archive-done).
 /// Prints the plan and changes nothing unless --apply (in place, under the
 /// master's lock, with a backup) or --output (a new file).
 #[derive(Clone, Debug, Args)]
 pub struct RepairArgs {
     /// Journals, state directories, digest ledgers (.state_shards) or their
-    /// files.
+    /// files, fenced lease table roots.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
 
@@ -55,6 +66,9 @@ pub struct RepairArgs {
     /// after, so a crash at any point loses none.
     #[arg(long = "state-shards", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub state_shards: Option<u32>,
+
+    #[command(flatten)]
+    pub table: TableArgs,
 
     #[command(flatten)]
     pub write: WriteArgs,
@@ -72,6 +86,7 @@ pub fn run(args: &RepairArgs, out: &mut dyn Write) -> anyhow::Result<Finished> {
     let (report, exit) = repair::run(
         &args.paths,
         args.state_shards,
+        &args.table.request(),
         &args.write.options(),
         &bars,
         &write::Stderr,

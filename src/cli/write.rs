@@ -148,12 +148,12 @@ pub fn report_failure(
 /// Prints a writing command's report, then ends with its exit status and
 /// the changes it made; a failure to print after a change carries them
 /// (exit status 4).
-pub fn finish<P: serde::Serialize>(
+pub fn finish<P: serde::Serialize, T: serde::Serialize>(
     output: &OutputArgs,
     out: &mut dyn Write,
-    report: Report<P>,
+    report: Report<P, T>,
     exit: Exit,
-    draw: impl FnOnce(&mut dyn Write, &Report<P>, &Styles) -> std::io::Result<()>,
+    draw: impl FnOnce(&mut dyn Write, &Report<P, T>, &Styles) -> std::io::Result<()>,
 ) -> anyhow::Result<Finished> {
     match output.emit(out, &report, |out, styles| draw(out, &report, styles)) {
         Ok(()) => Ok(Finished {

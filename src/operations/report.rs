@@ -46,9 +46,10 @@ impl Command {
     }
 }
 
-/// The report of a writing subcommand.
+/// The report of a writing subcommand; `T` is what `repair` did to each
+/// fenced lease table its paths name (nothing, for the other commands).
 #[derive(Debug, Serialize)]
-pub struct Report<P: Serialize> {
+pub struct Report<P: Serialize, T: Serialize = ()> {
     /// Contract version.
     pub schema_version: u32,
     /// The command.
@@ -62,6 +63,14 @@ pub struct Report<P: Serialize> {
     /// commands' reports.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledgers: Option<Vec<LedgerChange>>,
+    /// What `repair` did to each fenced lease table the paths name (absent
+    /// from the other commands' reports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tables: Option<Vec<T>>,
+    /// The fenced lease tables a state directory PATH holds that the run
+    /// left alone, since a table is repaired only when named (`repair`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tables_not_named: Option<Vec<String>>,
     /// The changes the run made, in order: not part of the JSON (each
     /// file's outcome says what was written); the face needs them when
     /// printing the report fails.
@@ -69,21 +78,23 @@ pub struct Report<P: Serialize> {
     pub changes: Vec<Change>,
 }
 
-impl<P: Serialize> Report<P> {
+impl<P: Serialize, T: Serialize> Report<P, T> {
     /// The report of `command`'s run.
-    pub fn of(command: Command, run: Run<P>) -> Report<P> {
+    pub fn of(command: Command, run: Run<P>) -> Report<P, T> {
         Report {
             schema_version: command.schema_version(),
             command,
             mode: run.mode,
             files: run.files,
             ledgers: None,
+            tables: None,
+            tables_not_named: None,
             changes: run.changes,
         }
     }
 
     /// The report of `command`'s run that also changed `ledgers`.
-    pub fn with_ledgers(command: Command, run: Run<P>, ledgers: Vec<LedgerChange>) -> Report<P> {
+    pub fn with_ledgers(command: Command, run: Run<P>, ledgers: Vec<LedgerChange>) -> Report<P, T> {
         Report {
             ledgers: Some(ledgers),
             ..Report::of(command, run)

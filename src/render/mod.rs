@@ -11,6 +11,7 @@ mod ledger_change;
 mod records;
 mod restore;
 mod table;
+mod table_repair;
 mod timeline;
 mod verify;
 mod workers;

@@ -220,7 +220,7 @@ fn repair_body(out: &mut dyn Write, p: &repair::Plan, kept: &str, s: &Styles) ->
 }
 
 /// Writes a repair report.
-pub fn repair(out: &mut dyn Write, r: &Report<repair::Plan>, s: &Styles) -> io::Result<()> {
+pub fn repair(out: &mut dyn Write, r: &repair::RepairReport, s: &Styles) -> io::Result<()> {
     for o in &r.files {
         header(out, "repair", r.mode, o, s)?;
         repair_body(out, &o.plan, kept(r.mode, o), s)?;
@@ -228,6 +228,12 @@ pub fn repair(out: &mut dyn Write, r: &Report<repair::Plan>, s: &Styles) -> io::
     }
     for l in r.ledgers.iter().flatten() {
         super::ledger_change::ledger(out, "repair", r.mode, l, s)?;
+    }
+    for t in r.tables.iter().flatten() {
+        super::table_repair::table(out, r.mode, t, s)?;
+    }
+    for t in r.tables_not_named.iter().flatten() {
+        super::table_repair::not_named(out, t)?;
     }
     Ok(())
 }

@@ -188,6 +188,18 @@ pub struct Run<P: Serialize> {
     pub changes: Vec<Change>,
 }
 
+impl<P: Serialize> Run<P> {
+    /// A run over no state file, in the mode `args` ask for (a `repair`
+    /// that names only fenced lease tables).
+    pub fn empty(args: &WriteOptions) -> Run<P> {
+        Run {
+            mode: mode_of(args),
+            files: Vec::new(),
+            changes: Vec::new(),
+        }
+    }
+}
+
 /// A run that failed after it had changed files: the error, and the
 /// changes made before it (exit status 4). Its message is the error's.
 #[derive(Debug)]

@@ -364,6 +364,7 @@ fn each_command_file_only_parses_runs_one_operation_and_emits() {
         "man.rs",
         "output.rs",
         "select.rs",
+        "table_args.rs",
         "write.rs",
     ];
     let mut long = Vec::new();

@@ -27,5 +27,6 @@ mod schema;
 mod support;
 mod table;
 mod table_verify;
+mod table_repair;
 mod verify;
 mod write;

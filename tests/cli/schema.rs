@@ -1026,6 +1026,88 @@ pub struct Report<P> {
     /// `repair` and `compact` only (absent from the others' reports).
     #[serde(default)]
     pub ledgers: Option<Vec<LedgerChange>>,
+    /// `repair` of fenced lease table roots only (absent otherwise).
+    #[serde(default)]
+    pub tables: Option<Vec<TableRepair>>,
+    /// `repair` of a state directory that holds a table (absent otherwise).
+    #[serde(default)]
+    pub tables_not_named: Option<Vec<String>>,
+}
+
+
+/// A setting and where it came from.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardSetting {
+    pub value: u64,
+    pub from: String,
+}
+
+/// What `repair` did to one fenced lease table.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableRepair {
+    pub path: String,
+    /// `work` or `target`.
+    pub table: String,
+    pub shard_count: ShardSetting,
+    pub counts: TableCounts,
+    pub actions: Vec<TableAction>,
+    pub unchanged: Vec<TableUnchanged>,
+    #[serde(deserialize_with = "present")]
+    pub refused: Option<String>,
+    pub quarantine: String,
+    #[serde(deserialize_with = "present")]
+    pub archive: Option<String>,
+    pub written: bool,
+    #[serde(deserialize_with = "present")]
+    pub reread: Option<TableReread>,
+}
+
+/// One entry a table repair moves.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableAction {
+    /// `lock-path`, `shard-file`, `probe`, `temp-file`, `rejected`,
+    /// `misplaced`, `misplaced-rejected` or `archive-done`.
+    pub fix: String,
+    #[serde(deserialize_with = "present")]
+    pub id: Option<String>,
+    pub path: String,
+    pub to: String,
+    pub why: String,
+    pub effect: String,
+    pub locks: Vec<String>,
+    /// `planned`, `done` or `skipped`.
+    pub state: String,
+    #[serde(deserialize_with = "present")]
+    pub skipped: Option<String>,
+}
+
+/// Something a table repair leaves, and why.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableUnchanged {
+    pub what: String,
+    #[serde(deserialize_with = "present")]
+    pub path: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub id: Option<String>,
+    pub count: u64,
+    pub why: String,
+}
+
+/// The table read again after `--apply`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableReread {
+    pub counts: TableCounts,
+    pub rejected: Vec<String>,
+    pub misplaced: u64,
+    pub temp_files: u64,
+    pub bad_locks: u64,
+    pub unread: Vec<String>,
+    pub still_there: Vec<String>,
 }
 
 impl<P> Report<P> {

@@ -21,6 +21,14 @@ pub enum WriteError {
         /// Whether `--lock-timeout` was waited out.
         waited: bool,
     },
+    /// A process on this host holds record locks of a fenced lease table
+    /// (`/proc/locks`): a master is using it.
+    TableLocked {
+        /// The table's root.
+        root: PathBuf,
+        /// Each lock held (relative to the root) and who holds it, in words.
+        held: Vec<(String, String)>,
+    },
     /// The file changed between the read and the write.
     Changed {
         /// The file.
@@ -96,6 +104,18 @@ impl std::fmt::Display for WriteError {
                         dir.display()
                     )
                 }
+            }
+            WriteError::TableLocked { root, held } => {
+                let list: Vec<String> = held
+                    .iter()
+                    .map(|(lock, who)| format!("{who} holds {lock}"))
+                    .collect();
+                write!(
+                    f,
+                    "{}: a process on this host is using the table ({}); nothing was changed. Stop every master using it, on every host, first",
+                    root.display(),
+                    list.join(", ")
+                )
             }
             WriteError::Changed { path } => write!(
                 f,
@@ -173,6 +193,10 @@ pub enum Done {
     Changed,
     /// The file was removed (its content is in other files now).
     Removed,
+    /// The entry was moved (out of a table, or to its own path in it).
+    Moved,
+    /// The directory was created.
+    Created,
 }
 
 impl std::fmt::Display for Done {
@@ -188,6 +212,8 @@ impl std::fmt::Display for Done {
             Done::PartlyAppended => "was partly appended to",
             Done::Changed => "was changed",
             Done::Removed => "was removed",
+            Done::Moved => "was moved",
+            Done::Created => "was created",
         })
     }
 }

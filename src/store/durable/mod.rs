@@ -16,7 +16,9 @@
 //! - `late`: records another process appended during a replacement,
 //!   carried into the result;
 //! - `append`: seal the tail, one write, fsync;
-//! - `remove`: a file removed from a set of files, backed up first.
+//! - `remove`: a file removed from a set of files, backed up first;
+//! - `table`: a fenced lease table's entries moved (into the quarantine,
+//!   the archive, or the path their id names) under the record's own lock.
 //!
 //! Order of a change in place, as the write session
 //! (`store::session`) uses it:
@@ -48,6 +50,7 @@ mod lock;
 mod remove;
 mod replace;
 mod reread;
+mod table;
 
 pub use append::{Appended, Seal, Sealed, append};
 pub use backup::{backup, remove_copy};
@@ -59,6 +62,7 @@ pub use replace::{
     Leftover, Published, StaleTemps, remove_stale_temps, replace_in_place, write_new,
 };
 pub use reread::{Publish, Reread, Source, source_error};
+pub use table::{RecordLock, Seen, make_dirs, move_entry};
 
 use crate::store::path::parent_or_dot;
 use error::{io_err, open_err};

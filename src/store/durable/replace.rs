@@ -257,7 +257,7 @@ fn create_temp(target: &Path, mode: u32) -> Result<Temp, WriteError> {
 
 /// Renames `from` to `to` unless `to` exists (`renameat2(RENAME_NOREPLACE)`;
 /// where the file system lacks it, a check and a rename).
-fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+pub(super) fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
     let (a, b) = (c_path(from)?, c_path(to)?);
     // SAFETY: both paths are NUL-terminated strings that outlive the call.
     let rc = unsafe {

@@ -16,7 +16,10 @@
 //!
 //! [`run`] carries the plans out through the write session (`store::session`);
 //! the digest ledger's repair (tails sealed, digests moved to the files a
-//! shard count names) is `operations::ledger_change`'s.
+//! shard count names) is `operations::ledger_change`'s, and that of a
+//! fenced lease table, named by its root, `operations::repair::table`'s.
+
+pub mod table;
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -28,9 +31,12 @@ use crate::engine::journal::{self, Salvage, Salvager, Scan, TailFix, WorkId, wri
 use crate::operations::exit::Exit;
 use crate::operations::ledger_change;
 use crate::operations::report::{Command, Report};
+use crate::operations::table::{is_table_root, tables_in};
+use crate::store::durable::ChangeLog;
 use crate::store::failpoint;
 use crate::store::format::Kind;
 use crate::store::progress::Progress;
+use crate::store::session::FailedAfterChanges;
 use crate::store::session::{self, Opened, Outcome, Publication, Session, Tell, WriteOptions};
 
 /// A repair plan for one journal.
@@ -150,33 +156,103 @@ pub fn write_result(src: impl Read, plan: &Plan, out: &mut dyn Write) -> io::Res
     write_repaired(src, &plan.tail, &plan.salvaged, out)
 }
 
+/// The report of `repair`: each journal's plan, each ledger's change and
+/// each fenced lease table's repair.
+pub type RepairReport = Report<Plan, table::TableRepair>;
+
 /// Runs `repair` over `paths` (journals, state directories, digest
-/// ledgers or their files): the plan of each journal and each ledger,
-/// carried out when `options` say so; a ledger is re-sharded to
-/// `state_shards` when it is given. Returns the report and the exit
-/// status.
+/// ledgers or their files, fenced lease table roots): the plan of each
+/// journal and each ledger, carried out when `options` say so; a ledger is
+/// re-sharded to `state_shards` when it is given. The tables are planned
+/// first (an `--apply` that `table` does not allow is refused before
+/// anything is written), and changed after the state files. Returns the
+/// report and the exit status.
 pub fn run(
     paths: &[PathBuf],
     state_shards: Option<u32>,
+    table: &table::TableRequest,
     options: &WriteOptions,
     progress: &dyn Progress,
     tell: Tell<'_>,
-) -> anyhow::Result<(Report<Plan>, Exit)> {
-    let (run, ledgers) = session::run_paths_and_ledgers(
-        paths,
-        options,
-        tell,
-        &[Kind::Journal],
-        |session, path, _| repair_file(session, path, progress),
-        &mut |session, target| ledger_change::repair(session, target, state_shards, progress),
-    )?;
+) -> anyhow::Result<(RepairReport, Exit)> {
+    let (roots, paths): (Vec<PathBuf>, Vec<PathBuf>) =
+        paths.iter().cloned().partition(|p| is_table_root(p));
+    if options.output.is_some() && !roots.is_empty() {
+        anyhow::bail!(
+            "{}: a fenced lease table is repaired in place (its entries are moved, never copied); --output takes a single file PATH. Nothing was written",
+            roots[0].display()
+        );
+    }
+    let stamp = (options.stamp)();
+    let mut plans = roots
+        .iter()
+        .map(|root| table::plan(root, table, &stamp))
+        .collect::<Result<Vec<_>, _>>()?;
+    if options.apply
+        && let Some(refusal) = plans.iter().find_map(table::refusal)
+    {
+        return Err(refusal);
+    }
+    let (run, ledgers) = if paths.is_empty() {
+        (session::Run::empty(options), Vec::new())
+    } else {
+        session::run_paths_and_ledgers(
+            &paths,
+            options,
+            tell,
+            &[Kind::Journal],
+            |session, path, _| repair_file(session, path, progress),
+            &mut |session, target| ledger_change::repair(session, target, state_shards, progress),
+        )?
+    };
     if state_shards.is_some() && ledgers.is_empty() {
         anyhow::bail!(
             "--state-shards re-shards the digest ledger (.state_shards), and no PATH holds one; nothing was changed"
         );
     }
-    let report = Report::with_ledgers(Command::Repair, run, ledgers);
-    let exit = Exit::of_write(report.would_change(Plan::is_noop), report.left_behind());
+    let mut report: RepairReport = Report::with_ledgers(Command::Repair, run, ledgers);
+    if options.apply {
+        let changes = ChangeLog::default();
+        for (root, plan) in roots.iter().zip(plans.iter_mut()) {
+            let done = table::apply(root, plan, &changes)
+                .map_err(anyhow::Error::from)
+                .and_then(|()| table::reread(root, table, plan));
+            if let Err(error) = done {
+                let mut all = std::mem::take(&mut report.changes);
+                all.extend(changes.to_vec());
+                let files = serde_json::to_value(&report.files).unwrap_or_default();
+                return Err(FailedAfterChanges::after(
+                    error,
+                    all,
+                    Some((report.mode, files)),
+                ));
+            }
+        }
+        report.changes.extend(changes.to_vec());
+    }
+    // A table named by itself too is not "not named".
+    let named: Vec<PathBuf> = roots.iter().filter_map(|r| r.canonicalize().ok()).collect();
+    let not_named: Vec<String> = paths
+        .iter()
+        .filter(|p| p.is_dir())
+        .flat_map(|p| tables_in(p))
+        .filter(|t| t.canonicalize().is_ok_and(|c| !named.contains(&c)))
+        .map(|p| p.display().to_string())
+        .collect();
+    let would_change = report.would_change(Plan::is_noop)
+        || (report.mode == session::Mode::Check && plans.iter().any(|p| !p.is_noop()));
+    let skipped = plans.iter().any(table::TableRepair::skipped);
+    if !roots.is_empty() {
+        report.tables = Some(plans);
+    }
+    if !not_named.is_empty() {
+        report.tables_not_named = Some(not_named);
+    }
+    let exit = if skipped {
+        Exit::Refused
+    } else {
+        Exit::of_write(would_change, report.left_behind())
+    };
     Ok((report, exit))
 }
 
