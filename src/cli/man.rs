@@ -62,10 +62,6 @@ fn extra(name: &str) -> Extra {
                     "Every record of the ids starting with 83ce7d and what replay did with it.",
                 ),
                 (
-                    "leasejournal inspect --format json --now 1754550100 state.json | jq .restored",
-                    "The exact mapping upstream's restore yields, with reproducible ages.",
-                ),
-                (
                     "leasejournal inspect --lease-shards 256 /shared/leases/.work_lease_table",
                     "A fenced lease table shared by several masters: counts, owners, what the next master start takes, and the records upstream rejects.",
                 ),

@@ -88,11 +88,11 @@ pub const EXIT_STATUS: &[(u8, &str)] = &[
     ),
     (
         2,
-        "Usage error, or an input could not be read (missing, unreadable, not a regular file, not a journal or snapshot); a refused request (recover --apply without --discard, a restore of a file that is not a discard export of that journal, a rollback --apply or --check that would lose newer work without --allow-loss); a write that failed before it changed anything. Nothing was changed. For verify: incomplete, a path could not be checked.",
+        "Usage error, or an input could not be read (missing, unreadable, not a regular file, not a journal or snapshot); a refused request (recover --apply without --discard, a restore of a file that is not a discard export of that journal, a rollback --apply or --check that would lose newer work without --allow-loss, a repair --apply of a fenced lease table without --all-masters-stopped); a write that failed before it changed anything. Nothing was changed. For verify: incomplete, a path could not be checked.",
     ),
     (
         3,
-        "A live master holds the directory's .master-queue.lock: the writing commands refuse and change nothing; verify's verdict is busy.",
+        "A live master holds the directory's .master-queue.lock: the writing commands refuse and change nothing; verify's verdict is busy. For a fenced lease table: a process on this host holds one of its record locks (repair refuses and changes nothing), or a record was skipped because its lock was held or it changed since the plan (the rest was done).",
     ),
     (
         4,

@@ -564,7 +564,7 @@ fn recover_says_whether_the_rescan_sees_each_input_again() {
         }
         let report: Forecast = crate::support::json_ok(&mut cmd);
         report.check();
-        assert_eq!(report.schema_version, 4);
+        assert_eq!(report.schema_version, 3);
         report
     };
     let report = forecast(None);
