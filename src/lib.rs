@@ -56,6 +56,10 @@
 //!   `engine::ledger::seal` (a file's end made safe for the next append)
 //!   and `engine::ledger::rewrite` (a file rewritten by repair and compact:
 //!   the lines kept, the digests written, the file read back).
+//! - `engine::table`: the fenced lease tables: `engine::table::names`
+//!   (their file names), `engine::table::record` (upstream's record
+//!   reader) and `engine::table::fast` (its fast path for records in
+//!   upstream's exact form, checked against the general reader).
 //!
 //! **Store** — the only code that touches a state directory's files.
 //! - `store`: the layer; `store::path` (a file's directory, paths quoted
