@@ -18,7 +18,16 @@
 #    `inspect --format json` of a digest ledger of 5,000,000 digests in 64
 #    files (311 MB, upstream's MAX_DEDUP_ENTRIES) against `cat` of its
 #    files.
-# 3. With BASELINE_BIN set to another build of leasejournal: the same
+# 3. A fenced work lease table of a long campaign (examples/gentable.rs:
+#    records are never deleted, so nearly all are `done`), of 100,000 and
+#    1,000,000 records in 256 shards, each beside its lock file:
+#    `inspect --format json` (and `verify --quiet`, once it reads tables)
+#    against `cat` of every record file on two processes, paired PAIRS
+#    times with a warm page cache; the medians of the per-pair ratios of
+#    wall time and of CPU time (user + system), and the peak RSS, which
+#    must barely grow from 100,000 records to 1,000,000. TABLE_ONLY=1
+#    runs this table alone; TABLE_RECORDS="100000 1000000" by default.
+# 4. With BASELINE_BIN set to another build of leasejournal: the same
 #    commands of that build and of this one alternate PAIRS times, and the
 #    median of the per-pair ratios is printed. A change that must not
 #    change speed shows ratios within the noise of 1. BASELINE_ONLY=1
@@ -26,19 +35,21 @@
 #
 # Usage: scripts/bench.sh [DIR] [SIZES_MIB...]
 #   DIR defaults to a new temporary directory (needs about 4 GiB free, plus
-#   room for two copies of the largest journal); generated journals and the
-#   fleet are kept there and reused. RUNS=3 and PAIRS=5 by default. The
+#   room for two copies of the largest journal, and about 4.5 GiB for the
+#   tables: a 4 KiB block per record); generated journals, the fleet and
+#   the tables are kept there and reused. RUNS=3 and PAIRS=5 by default. The
 #   ratios are what to compare between machines: on a shared virtual
 #   machine the absolute times drift by ±20 % from minute to minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
-cargo build --release --quiet --bin leasejournal --example genjournal --example genledger --example floor
+cargo build --release --quiet --bin leasejournal --example genjournal --example genledger --example floor --example gentable
 TARGET=${CARGO_TARGET_DIR:-$PWD/target}
 BIN=$TARGET/release/leasejournal
 GEN=$TARGET/release/examples/genjournal
 GENLEDGER=$TARGET/release/examples/genledger
 FLOOR=$TARGET/release/examples/floor
+GENTABLE=$TARGET/release/examples/gentable
 SAMPLES=$PWD/fixtures/samples
 DIR=${1:-$(mktemp -d)}
 shift || true
@@ -65,6 +76,90 @@ measure() {
   echo "$best $rss"
 }
 
+# seconds of one run of "$@" (output discarded)
+seconds() {
+  local start end
+  start=$(date +%s%N)
+  "$@" >/dev/null 2>&1 || true
+  end=$(date +%s%N)
+  awk -v a="$start" -v b="$end" 'BEGIN{printf "%.4f", (b - a) / 1e9}'
+}
+
+median() { sort -g | awk '{v[NR] = $1} END{print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+# --- a fenced lease table -----------------------------------------------------
+
+# The yardstick: GNU cat of every record file (`*.json`, not the locks),
+# on two processes as leasejournal reads on two threads, listed by find as
+# leasejournal lists the shard directories. cat is the program the goal
+# names; per file it makes nine system calls (open, fstat, fadvise, mmap,
+# read, write, read, munmap, close) where leasejournal makes three
+# (openat relative to the shard directory, one read, close), so its
+# system time is the larger part of both.
+cat_table() {
+  /usr/bin/time -o "$DIR/.time_base" -f "%U %S %M" \
+    sh -c 'find "$1" -name "*.json" -print0 | xargs -0 -P2 -n 2000 cat' sh "$TABLE"
+}
+inspect_table() {
+  /usr/bin/time -o "$DIR/.time" -f "%U %S %M" "$BIN" inspect --format json --now 1754600000 "$TABLE"
+}
+verify_table() {
+  /usr/bin/time -o "$DIR/.time" -f "%U %S %M" "$BIN" verify --quiet --now 1754600000 "$TABLE"
+}
+cpu_of() { awk '{print $1 + $2}' "$1"; }
+
+# paired_cpu NAME BASELINE BASE_FN CMD_FN: like `paired`, with CPU time
+# (user + system, from /usr/bin/time, the yardstick's children included)
+# beside the wall time, and the median of both ratios.
+paired_cpu() {
+  local name=$1 baseline=$2 base=$3 cmd=$4 b c bc cc rss=0 m
+  local bases="" cmds="" ratios="" bcpus="" ccpus="" cratios=""
+  "$base" >/dev/null 2>&1 || true
+  "$cmd" >/dev/null 2>&1 || true
+  for _ in $(seq "$PAIRS"); do
+    b=$(seconds "$base")
+    bc=$(cpu_of "$DIR/.time_base")
+    c=$(seconds "$cmd")
+    cc=$(cpu_of "$DIR/.time")
+    m=$(awk '{print $3}' "$DIR/.time")
+    [ "$m" -gt "$rss" ] && rss=$m
+    bases+="$b"$'\n'; cmds+="$c"$'\n'; bcpus+="$bc"$'\n'; ccpus+="$cc"$'\n'
+    ratios+=$(awk -v c="$c" -v b="$b" 'BEGIN{print c / (b > 0 ? b : 0.001)}')$'\n'
+    cratios+=$(awk -v c="$cc" -v b="$bc" 'BEGIN{print c / (b > 0 ? b : 0.001)}')$'\n'
+  done
+  printf '| %s | %s | %.3f | %.3f | %.2f | %.2f | %.2f | %.2f | %.1f |\n' "$name" "$baseline" \
+    "$(printf '%s' "$bases" | median)" "$(printf '%s' "$cmds" | median)" \
+    "$(printf '%s' "$ratios" | median)" \
+    "$(printf '%s' "$bcpus" | median)" "$(printf '%s' "$ccpus" | median)" \
+    "$(printf '%s' "$cratios" | median)" "$(awk -v m="$rss" 'BEGIN{print m / 1024}')"
+}
+
+table_bench() {
+  echo
+  printf '| command | baseline | baseline s | command s | × baseline wall (median of %d pairs) | baseline CPU s | command CPU s | × baseline CPU (median) | peak RSS (MiB) |\n|---|---|---|---|---|---|---|---|---|\n' "$PAIRS"
+  local n
+  for n in ${TABLE_RECORDS:-100000 1000000}; do
+    TABLE=$DIR/table-$n/.work_lease_table
+    if [ ! -f "$DIR/table-$n/.complete" ]; then
+      rm -rf "$DIR/table-$n"
+      "$GENTABLE" "$n" 256 "$TABLE"
+      touch "$DIR/table-$n/.complete"
+    fi
+    paired_cpu "inspect --format json of a table of $n records in 256 shards" "cat of its record files, 2 processes" cat_table inspect_table
+    # verify reads a table root once it is wired to (exit 2: not yet).
+    local rc=0
+    "$BIN" verify --quiet --now 1754600000 "$TABLE" >/dev/null 2>&1 || rc=$?
+    if [ "$rc" -ne 2 ]; then
+      paired_cpu "verify --quiet of a table of $n records in 256 shards" "cat of its record files, 2 processes" cat_table verify_table
+    fi
+  done
+}
+
+if [ -n "${TABLE_ONLY:-}" ]; then
+  table_bench
+  exit 0
+fi
+
 if [ -z "${BASELINE_ONLY:-}" ]; then printf '| size | command | seconds | × wc -l | peak RSS (MiB) |\n|---|---|---|---|---|\n'; fi
 for mib in "${SIZES[@]}"; do
   file="$DIR/journal-${mib}MiB.jsonl"
@@ -90,17 +185,6 @@ for mib in "${SIZES[@]}"; do
 done
 
 # --- paired runs -----------------------------------------------------------
-
-# seconds of one run of "$@" (output discarded)
-seconds() {
-  local start end
-  start=$(date +%s%N)
-  "$@" >/dev/null 2>&1 || true
-  end=$(date +%s%N)
-  awk -v a="$start" -v b="$end" 'BEGIN{printf "%.4f", (b - a) / 1e9}'
-}
-
-median() { sort -g | awk '{v[NR] = $1} END{print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 # "$@", its peak RSS (KiB) left in $DIR/.time
 timed() { /usr/bin/time -o "$DIR/.time" -f "%M" "$@"; }
@@ -211,3 +295,4 @@ paired "compact --output of ${SIZES[-1]} MiB" "cp + sync FILE" fresh_copies dura
 paired "compact --apply of ${SIZES[-1]} MiB" "cp + sync FILE" fresh_copies durable_copy compact_apply
 fresh_copies
 rm -rf "$DIR/apply" "$DIR/copy.jsonl"
+table_bench

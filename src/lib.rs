@@ -62,9 +62,11 @@
 //! - `engine::table`: the fenced lease tables (`<root>/<shard:03d>/<id>.json`)
 //!   and upstream's rules for them (what the scans return and count, what
 //!   a claim does): `engine::table::names` (shard directories, records,
-//!   lock and temporary files, probe directories) and
+//!   lock and temporary files, probe directories),
 //!   `engine::table::record` (a record's bytes as `_read_record` and
-//!   `_valid_record` judge them).
+//!   `_valid_record` judge them) and `engine::table::fast` (its fast path
+//!   for records in upstream's exact form, checked against the general
+//!   reader).
 //!
 //! **Store** — the only code that touches a state directory's files.
 //! - `store`: the layer; `store::path` (a file's directory, paths quoted

@@ -689,36 +689,43 @@ fn count_listing(ctx: &Context<'_>, part: &mut Part, id: &WorkId, record: &Recor
         return;
     }
     part.accepted += 1;
-    let owner = record.owner.clone().unwrap_or_default();
-    let row = part
-        .owners
-        .entry(owner.clone())
-        .or_insert_with(|| OwnerRow {
-            owner: owner.clone(),
-            ..OwnerRow::default()
-        });
-    match record.status {
-        Status::Leased => {
-            row.leased += 1;
-            if table::counted_expired(ctx.now, record.updated, ctx.ttl) {
-                row.expired += 1;
+    let owner = record.owner.as_deref().unwrap_or_default();
+    let tally = |row: &mut OwnerRow| {
+        match record.status {
+            Status::Leased => {
+                row.leased += 1;
+                if table::counted_expired(ctx.now, record.updated, ctx.ttl) {
+                    row.expired += 1;
+                }
             }
+            Status::Committing => row.committing += 1,
+            Status::Done => row.done += 1,
         }
-        Status::Committing => row.committing += 1,
-        Status::Done => row.done += 1,
+        if record.status != Status::Done {
+            row.newest_heartbeat_age = min_opt(row.newest_heartbeat_age, Some(age));
+            row.oldest_heartbeat_age = max_opt(row.oldest_heartbeat_age, Some(age));
+        }
+    };
+    // Owners are few: the row is looked up before its key is made.
+    match part.owners.get_mut(owner) {
+        Some(row) => tally(row),
+        None => {
+            let mut row = OwnerRow {
+                owner: owner.to_string(),
+                ..OwnerRow::default()
+            };
+            tally(&mut row);
+            part.owners.insert(owner.to_string(), row);
+        }
     }
-    if record.status != Status::Done {
-        row.newest_heartbeat_age = min_opt(row.newest_heartbeat_age, Some(age));
-        row.oldest_heartbeat_age = max_opt(row.oldest_heartbeat_age, Some(age));
-        if -age > ctx.skew {
-            part.future.push(FutureRecord {
-                id: *id,
-                path: ctx.own_rel(id),
-                status: record.status,
-                owner: record.owner.clone(),
-                ahead_seconds: -age,
-            });
-        }
+    if record.status != Status::Done && -age > ctx.skew {
+        part.future.push(FutureRecord {
+            id: *id,
+            path: ctx.own_rel(id),
+            status: record.status,
+            owner: record.owner.clone(),
+            ahead_seconds: -age,
+        });
     }
     if record.status == Status::Committing {
         part.committing.push(CommittingRecord {
@@ -817,7 +824,11 @@ fn history_file(
     }
 }
 
-/// Reads one scanned shard directory.
+/// Reads one scanned shard directory, entry by entry as it is listed: a
+/// record is read (relative to the open directory) when its name comes,
+/// and only what it leaves in the findings is kept, with the ids of the
+/// names listed (for the locks without a record, and the claims of the
+/// rejected records, which need the whole listing).
 fn read_shard(ctx: &Context<'_>, shard: u64) -> Result<Part, InputError> {
     let mut part = Part::default();
     let name = table::shard_dir_name(shard);
@@ -825,88 +836,121 @@ fn read_shard(ctx: &Context<'_>, shard: u64) -> Result<Part, InputError> {
     if !files::is_dir(&dir) {
         return Ok(part);
     }
-    let entries = files::entries(&dir).map_err(|e| InputError::io(&dir, &e))?;
-    let mut locks: std::collections::HashMap<WorkId, EntryType> = std::collections::HashMap::new();
-    let mut records: Vec<(WorkId, EntryType)> = Vec::new();
-    for entry in &entries {
-        if !entry.utf8 {
-            part.files.other += 1;
-            continue;
-        }
-        match table::shard_name(&entry.name) {
-            ShardName::Record(id) => records.push((id, entry.kind)),
-            ShardName::Lock(id) => {
-                part.files.locks += 1;
-                locks.insert(id, entry.kind);
-                if entry.kind != EntryType::File {
-                    part.bad_locks.push(BadLock {
-                        id,
-                        path: format!("{name}/{}", entry.name),
-                        entry_type: entry.kind,
-                        raises: if entry.kind == EntryType::Dir {
-                            "IsADirectoryError"
-                        } else {
-                            "OSError"
-                        },
-                    });
-                }
-                if let Some(pid) = ctx.held.get(&entry.ino) {
-                    part.held_locks.push(HeldLock {
-                        id,
-                        path: format!("{name}/{}", entry.name),
-                        pid: *pid,
-                    });
-                }
-                if ctx.wants_history(&id) {
-                    part.history.push(history_file(
-                        id,
-                        format!("{name}/{}", entry.name),
-                        "lock",
-                        entry.kind,
-                        table::shard_of(&id, ctx.shard_count) == shard,
-                        None,
-                        None,
-                    ));
-                }
-            }
-            ShardName::Temp { id, pid } => {
-                part.files.temp_files += 1;
-                part.temp_files.push(TempFile {
-                    path: format!("{name}/{}", entry.name),
-                    id,
-                    pid,
-                    pid_running_here: files::running(i64::from(pid)),
-                });
-                if ctx.wants_history(&id) {
-                    let mut buffer = Vec::new();
-                    let read = read_at(&dir.join(&entry.name), &id, ctx.kind, &mut buffer);
-                    part.history.push(history_file(
-                        id,
-                        format!("{name}/{}", entry.name),
-                        "temp",
-                        entry.kind,
-                        false,
-                        Some(&read),
-                        None,
-                    ));
-                }
-            }
-            ShardName::Other => part.files.other += 1,
-        }
-    }
+    let handle = files::OpenDir::open(&dir).map_err(|e| InputError::io(&dir, &e))?;
+    let mut locks: Vec<(WorkId, EntryType)> = Vec::new();
+    let mut with_record: Vec<WorkId> = Vec::new();
+    // Rejected records and history rows of records, waiting for their
+    // lock's type.
+    let mut pending: Vec<(WorkId, EntryType, Read)> = Vec::new();
     let mut buffer = Vec::with_capacity(8192);
-    for (id, entry_type) in records {
-        part.files.records += 1;
+    handle
+        .for_each(|bytes, kind, ino| {
+            let Ok(entry_name) = std::str::from_utf8(bytes) else {
+                part.files.other += 1;
+                return;
+            };
+            match table::shard_name(entry_name) {
+                ShardName::Record(id) => {
+                    with_record.push(id);
+                    part.files.records += 1;
+                    if table::shard_of(&id, ctx.shard_count) != shard {
+                        part.misplaced
+                            .push((shard, id, format!("{name}/{entry_name}")));
+                        return;
+                    }
+                    // The listed name is the own path's: `<id>.json`, the
+                    // id in lowercase hex.
+                    let read = match handle.read_record(bytes, &mut buffer) {
+                        RecordFile::Absent => Read::Absent,
+                        RecordFile::Unreadable(e) => {
+                            Read::Unreadable(crate::store::error::in_words(&e))
+                        }
+                        RecordFile::Read => {
+                            Read::Bytes(table::read(&buffer, &id, ctx.kind), buffer.len() as u64)
+                        }
+                    };
+                    if let Read::Bytes(_, n) = &read {
+                        part.files.record_bytes += n;
+                    }
+                    if let Read::Bytes(Reading::Valid(record), _) = &read {
+                        count_listing(ctx, &mut part, &id, record, true);
+                        if !ctx.wants_history(&id) {
+                            return;
+                        }
+                    }
+                    pending.push((id, kind, read));
+                }
+                ShardName::Lock(id) => {
+                    part.files.locks += 1;
+                    locks.push((id, kind));
+                    if kind != EntryType::File {
+                        part.bad_locks.push(BadLock {
+                            id,
+                            path: format!("{name}/{entry_name}"),
+                            entry_type: kind,
+                            raises: if kind == EntryType::Dir {
+                                "IsADirectoryError"
+                            } else {
+                                "OSError"
+                            },
+                        });
+                    }
+                    if let Some(pid) = ctx.held.get(&ino) {
+                        part.held_locks.push(HeldLock {
+                            id,
+                            path: format!("{name}/{entry_name}"),
+                            pid: *pid,
+                        });
+                    }
+                    if ctx.wants_history(&id) {
+                        part.history.push(history_file(
+                            id,
+                            format!("{name}/{entry_name}"),
+                            "lock",
+                            kind,
+                            table::shard_of(&id, ctx.shard_count) == shard,
+                            None,
+                            None,
+                        ));
+                    }
+                }
+                ShardName::Temp { id, pid } => {
+                    part.files.temp_files += 1;
+                    part.temp_files.push(TempFile {
+                        path: format!("{name}/{entry_name}"),
+                        id,
+                        pid,
+                        pid_running_here: files::running(i64::from(pid)),
+                    });
+                    if ctx.wants_history(&id) {
+                        let mut buffer = Vec::new();
+                        let read = read_at(&dir.join(entry_name), &id, ctx.kind, &mut buffer);
+                        part.history.push(history_file(
+                            id,
+                            format!("{name}/{entry_name}"),
+                            "temp",
+                            kind,
+                            false,
+                            Some(&read),
+                            None,
+                        ));
+                    }
+                }
+                ShardName::Other => part.files.other += 1,
+            }
+        })
+        .map_err(|e| InputError::io(&dir, &e))?;
+    locks.sort_unstable_by_key(|(id, _)| *id);
+    with_record.sort_unstable();
+    let lock_of = |id: &WorkId| {
+        locks
+            .binary_search_by_key(id, |(l, _)| *l)
+            .ok()
+            .map(|i| locks[i].1)
+    };
+    for (id, entry_type, read) in pending {
         let rel = format!("{name}/{id}.json");
-        if table::shard_of(&id, ctx.shard_count) != shard {
-            part.misplaced.push((shard, id, rel));
-            continue;
-        }
-        let read = read_at(&dir.join(format!("{id}.json")), &id, ctx.kind, &mut buffer);
-        if let Read::Bytes(_, n) = &read {
-            part.files.record_bytes += n;
-        }
-        let lock = locks.get(&id).copied();
+        let lock = lock_of(&id);
         if ctx.wants_history(&id) {
             let claim = claim_of(ctx, &read, lock, true);
             part.history.push(history_file(
@@ -919,32 +963,23 @@ fn read_shard(ctx: &Context<'_>, shard: u64) -> Result<Part, InputError> {
                 Some(claim),
             ));
         }
-        match &read {
-            Read::Bytes(Reading::Valid(record), _) => {
-                count_listing(ctx, &mut part, &id, record, true)
-            }
-            other => {
-                let (reason, message, raises) = rejection_of(other);
-                part.rejected.push(RejectedRecord {
-                    id,
-                    path: rel,
-                    reason,
-                    message,
-                    raises,
-                    elsewhere: Vec::new(),
-                    claim: claim_of(ctx, other, lock, true),
-                });
-            }
+        if !matches!(read, Read::Bytes(Reading::Valid(_), _)) {
+            let (reason, message, raises) = rejection_of(&read);
+            part.rejected.push(RejectedRecord {
+                id,
+                path: rel,
+                reason,
+                message,
+                raises,
+                elsewhere: Vec::new(),
+                claim: claim_of(ctx, &read, lock, true),
+            });
         }
     }
-    let with_record: std::collections::HashSet<WorkId> = entries
+    part.files.orphan_locks = locks
         .iter()
-        .filter_map(|e| match table::shard_name(&e.name) {
-            ShardName::Record(id) => Some(id),
-            _ => None,
-        })
-        .collect();
-    part.files.orphan_locks = locks.keys().filter(|id| !with_record.contains(id)).count() as u64;
+        .filter(|(id, _)| with_record.binary_search(id).is_err())
+        .count() as u64;
     Ok(part)
 }
 

@@ -6,11 +6,9 @@
 //! `engine::table`'s.
 
 use std::collections::HashSet;
-use std::ffi::OsStr;
 use std::fs;
-use std::io::{self, Read};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -51,19 +49,6 @@ impl EntryType {
             _ => EntryType::Special,
         }
     }
-
-    fn of_meta(meta: &fs::Metadata) -> EntryType {
-        let ft = meta.file_type();
-        if ft.is_file() {
-            EntryType::File
-        } else if ft.is_dir() {
-            EntryType::Dir
-        } else if ft.is_symlink() {
-            EntryType::Symlink
-        } else {
-            EntryType::Special
-        }
-    }
 }
 
 /// One name in a directory.
@@ -92,26 +77,8 @@ pub fn open_root(root: &Path) -> Result<u64, InputError> {
 /// The entries of a directory, `.` and `..` left out, with their types
 /// (from the directory itself where the file system says, else `lstat`).
 pub fn entries(dir: &Path) -> io::Result<Vec<Entry>> {
-    let handle = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(dir)?;
-    let mut listing = rustix::fs::Dir::read_from(&handle)?;
     let mut out = Vec::new();
-    while let Some(entry) = listing.read() {
-        let entry = entry?;
-        let bytes = entry.file_name().to_bytes();
-        if bytes == b"." || bytes == b".." {
-            continue;
-        }
-        let kind = match entry.file_type() {
-            rustix::fs::FileType::Unknown => {
-                fs::symlink_metadata(dir.join(OsStr::from_bytes(bytes)))
-                    .map(|m| EntryType::of_meta(&m))
-                    .unwrap_or(EntryType::Special)
-            }
-            ft => EntryType::of(ft),
-        };
+    OpenDir::open(dir)?.for_each(|bytes, kind, ino| {
         let (name, utf8) = match std::str::from_utf8(bytes) {
             Ok(s) => (s.to_string(), true),
             Err(_) => (String::from_utf8_lossy(bytes).into_owned(), false),
@@ -120,10 +87,64 @@ pub fn entries(dir: &Path) -> io::Result<Vec<Entry>> {
             name,
             utf8,
             kind,
-            ino: entry.ino(),
+            ino,
         });
-    }
+    })?;
     Ok(out)
+}
+
+/// A directory held open: its entries listed one at a time, and the files
+/// in it read by name relative to it (`openat`), so that a shard of many
+/// records is read without building a path, or walking one, per record.
+pub struct OpenDir {
+    fd: rustix::fd::OwnedFd,
+}
+
+impl OpenDir {
+    /// Opens `dir` (following a link, as `os.listdir` does).
+    pub fn open(dir: &Path) -> io::Result<OpenDir> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = rustix::fs::open(dir, flags, Mode::empty())?;
+        Ok(OpenDir { fd })
+    }
+
+    /// Calls `each` with every entry's name, type (not following a link:
+    /// from the directory itself where the file system says, else
+    /// `lstat`) and inode, `.` and `..` left out. Nothing is kept between
+    /// entries but the listing's own buffer.
+    pub fn for_each(&self, mut each: impl FnMut(&[u8], EntryType, u64)) -> io::Result<()> {
+        let mut listing = rustix::fs::Dir::read_from(&self.fd)?;
+        while let Some(entry) = listing.read() {
+            let entry = entry?;
+            let bytes = entry.file_name().to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            let kind = match entry.file_type() {
+                rustix::fs::FileType::Unknown => rustix::fs::statat(
+                    &self.fd,
+                    entry.file_name(),
+                    rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+                )
+                .map(|st| EntryType::of(rustix::fs::FileType::from_raw_mode(st.st_mode)))
+                .unwrap_or(EntryType::Special),
+                ft => EntryType::of(ft),
+            };
+            each(bytes, kind, entry.ino());
+        }
+        Ok(())
+    }
+
+    /// [`read_record`] of the file `name` in this directory.
+    pub fn read_record(&self, name: &[u8], buffer: &mut Vec<u8>) -> RecordFile {
+        buffer.clear();
+        match rustix::fs::openat(&self.fd, name, record_flags(), rustix::fs::Mode::empty()) {
+            Ok(fd) => read_all(&fd, buffer),
+            Err(rustix::io::Errno::NOENT) => RecordFile::Absent,
+            Err(e) => RecordFile::Unreadable(e.into()),
+        }
+    }
 }
 
 /// Whether `path` is a directory, following a link (what `os.listdir`
@@ -148,41 +169,38 @@ pub enum RecordFile {
 /// file is read with as few calls as its size allows.
 pub fn read_record(path: &Path, buffer: &mut Vec<u8>) -> RecordFile {
     buffer.clear();
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path);
-    let mut file = match file {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return RecordFile::Absent,
-        Err(e) => return RecordFile::Unreadable(e),
-    };
+    match rustix::fs::open(path, record_flags(), rustix::fs::Mode::empty()) {
+        Ok(fd) => read_all(&fd, buffer),
+        Err(rustix::io::Errno::NOENT) => RecordFile::Absent,
+        Err(e) => RecordFile::Unreadable(e.into()),
+    }
+}
+
+/// How a record is opened: read-only, following a link, never blocking
+/// on a FIFO nor taking a terminal.
+fn record_flags() -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC
+}
+
+/// Reads `fd` to its end into `buffer` (empty), into its spare capacity
+/// (never zeroed first).
+fn read_all(fd: &rustix::fd::OwnedFd, buffer: &mut Vec<u8>) -> RecordFile {
     if buffer.capacity() < 8192 {
         buffer.reserve(8192);
     }
     loop {
-        let start = buffer.len();
-        let room = buffer.capacity() - start;
-        buffer.resize(start + room, 0);
-        match file.read(&mut buffer[start..]) {
-            Ok(0) => {
-                buffer.truncate(start);
-                return RecordFile::Read;
-            }
-            Ok(n) => {
-                buffer.truncate(start + n);
-                // A short read of a regular file is its end: records are
-                // published by rename, never grown in place.
-                if n < room {
-                    return RecordFile::Read;
-                }
-                buffer.reserve(buffer.len());
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => buffer.truncate(start),
-            Err(e) => {
-                buffer.truncate(start);
-                return RecordFile::Unreadable(e);
-            }
+        if buffer.len() == buffer.capacity() {
+            buffer.reserve(buffer.len());
+        }
+        let room = buffer.capacity() - buffer.len();
+        match rustix::io::read(fd, rustix::buffer::spare_capacity(buffer)) {
+            Ok(0) => return RecordFile::Read,
+            // A short read of a regular file is its end: records are
+            // published by rename, never grown in place.
+            Ok(n) if n < room => return RecordFile::Read,
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return RecordFile::Unreadable(e.into()),
         }
     }
 }

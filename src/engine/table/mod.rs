@@ -10,7 +10,7 @@
 //!   names (`record_path(id)`), not from the one listed: a record in
 //!   another shard's directory is read from its own, or not at all;
 //! - a record is accepted by `_read_record` + `_valid_record`
-//!   ([`record::read`]); the scans skip what is rejected, `claim` refuses
+//!   ([`read`]); the scans skip what is rejected, `claim` refuses
 //!   it for ever;
 //! - `recover_expired_records(now, lease_ttl)` returns the `leased`
 //!   records with `ttl == 0 or now - updated >= ttl`, by `(updated, id)`;
@@ -26,16 +26,42 @@
 //!   `[1, 86400]`, and takes at most 4096 records at a start.
 //!
 //! `engine::table::names` holds the file names, `engine::table::record`
-//! the reader.
+//! the reader, `engine::table::fast` its fast path for records in
+//! upstream's exact form (checked against the general reader).
 
+mod fast;
 pub mod names;
 pub mod record;
+
+use crate::engine::journal::WorkId;
 
 pub use names::{
     ARCHIVE_DIR, DEFAULT_SHARDS, QUARANTINE_DIR, RootName, ShardName, TARGET_DIR, WORK_DIR,
     parse_id, root_name, shard_dir_name, shard_name, shard_of, target_id,
 };
-pub use record::{Oddity, Raises, Reading, Record, Rejection, Status, TableKind, read, timestamp};
+pub use record::{
+    Oddity, Raises, Reading, Record, Rejection, Status, TableKind, read_general, timestamp,
+};
+
+/// Reads the bytes of `<id>.json` as upstream's `_read_record` and
+/// `_valid_record` do: a work record in upstream's exact form through the
+/// fast path (`engine::table::fast`), everything else through the general
+/// reader ([`read_general`]).
+pub fn read(bytes: &[u8], id: &WorkId, kind: TableKind) -> Reading {
+    if kind == TableKind::Work
+        && let Some(record) = fast::read(bytes, id)
+    {
+        return Reading::Valid(Box::new(record));
+    }
+    read_general(bytes, id, kind)
+}
+
+/// The fast path alone: `Some` only for a work record in upstream's exact
+/// form (a test hook: the checks compare it with [`read_general`]).
+#[cfg(any(test, feature = "test-hooks"))]
+pub fn read_fast(bytes: &[u8], id: &WorkId) -> Option<Record> {
+    fast::read(bytes, id)
+}
 
 /// `recover_expired(limit=4096)`: what one master start takes at most.
 pub const START_LIMIT: usize = 4096;

@@ -228,8 +228,10 @@ impl Reading {
 }
 
 /// Reads the bytes of `<id>.json` as upstream's `_read_record` and
-/// `_valid_record` do.
-pub fn read(bytes: &[u8], id: &WorkId, kind: TableKind) -> Reading {
+/// `_valid_record` do, through the Python-compatible parser: any bytes.
+/// What `engine::table::read` falls back on, and the reference its fast
+/// path is checked against.
+pub fn read_general(bytes: &[u8], id: &WorkId, kind: TableKind) -> Reading {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Reading::Rejected(Rejection::InvalidUtf8);
     };
@@ -352,6 +354,7 @@ pub fn timestamp(value: &Value) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    use super::read_general as read;
     use super::*;
 
     fn id() -> WorkId {
