@@ -26,7 +26,7 @@ mod scan;
 mod schema;
 mod support;
 mod table;
-mod table_verify;
 mod table_repair;
+mod table_verify;
 mod verify;
 mod write;

@@ -1034,7 +1034,6 @@ pub struct Report<P> {
     pub tables_not_named: Option<Vec<String>>,
 }
 
-
 /// A setting and where it came from.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1971,7 +1970,6 @@ pub struct Setting<T> {
     pub value: T,
     pub from: String,
 }
-
 
 /// The files of the scanned shard directories.
 #[derive(Clone, Debug, PartialEq, Deserialize)]

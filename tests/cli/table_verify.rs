@@ -263,4 +263,36 @@ fn every_table_code_on_a_table_built_for_it() {
         holder.kill().ok();
         holder.wait().ok();
     }
+
+    // The fix verify names, run as the operator would once every master
+    // is stopped, leaves only what no repair changes.
+    let fix: Vec<&str> = report.next[0].split(' ').skip(1).collect();
+    let out = lj().args(&fix).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let (exit, after) = verify(&root);
+    let left: BTreeMap<&str, u64> = after
+        .counts
+        .iter()
+        .map(|(code, n)| (code.as_str(), *n))
+        .collect();
+    let kept = BTreeMap::from([
+        ("table-expired-lease", 1),
+        ("table-committing-stranded", 1),
+        ("table-future-updated", 1),
+        ("table-owner-dead", 1),
+        ("table-odd-record", 1),
+        ("table-unread-directory", 1),
+        ("table-done-records", 1),
+    ]);
+    assert_eq!(left, kept, "{after:?}");
+    // The emptied directory beyond the count is all that stays of it.
+    assert_eq!(
+        after
+            .findings_of("table-unread-directory")
+            .next()
+            .map(|f| f.severity),
+        Some(Severity::Info)
+    );
+    assert_eq!(after.next, Vec::<String>::new());
+    assert_eq!((exit, after.verdict), (0, Verdict::Go));
 }

@@ -92,11 +92,15 @@ pub fn check(report: &TableReport, settings: &Settings) -> Findings {
                 } else {
                     Severity::Info
                 };
+                // An empty directory is nothing a repair moves.
+                let remedy = (u.records > 0)
+                    .then(|| Code::TableUnreadDirectory.remedy())
+                    .flatten();
                 f.push(
                     settings,
                     Code::TableUnreadDirectory,
                     severity,
-                    Code::TableUnreadDirectory.remedy(),
+                    remedy,
                     &dir,
                     At::default(),
                     || {
