@@ -318,15 +318,14 @@ fn the_human_output_of_a_damaged_table() {
     let shown = |command: &str, args: &[String]| {
         format!("{command} {} $DIR/.work_lease_table", args.join(" "))
     };
-    for command in ["inspect", "verify", "recover"] {
+    for (command, golden) in [
+        ("inspect", "test.table.inspect-t017"),
+        ("verify", "test.table.verify-t017"),
+        ("recover", "test.table.recover-t017"),
+    ] {
         let mut cmd = lj();
         cmd.arg(command).args(&args).arg(&root);
-        crate::golden::assert_run(
-            &format!("test.table.{command}-t017"),
-            &shown(command, &args),
-            &mut cmd,
-            Some(keep.path()),
-        );
+        crate::golden::assert_run(golden, &shown(command, &args), &mut cmd, Some(keep.path()));
     }
     args.extend(["--history".to_string(), "ecca8ef5".to_string()]);
     let mut cmd = lj();

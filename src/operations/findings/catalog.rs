@@ -451,8 +451,8 @@ catalog! {
         "The scans list range(shard_count) only and read record_path(id); claim looks only at record_path(id).",
         "Make every master use one count (SYMCC_MULTI_MASTER_LEASE_SHARDS); then leasejournal repair --apply --all-masters-stopped --lease-shards N ROOT moves each record to the path its id names, when that path is free", REPAIR_TABLE;
     TableUnreadDirectory "table-unread-directory", Warning, Table,
-        "A directory of a fenced lease table's root that no scan at the shard count lists: a shard directory at or beyond the count, digits upstream never builds (5, 0005), or another name; with the records it holds.",
-        "Records there are invisible to every master at this count (see table-misplaced-record, reported for each). A shard directory beyond the count means a master ran with a larger SYMCC_MULTI_MASTER_LEASE_SHARDS, or the count shrank: masters with different counts hand out the same work. An error when it holds leased or committing records; info when it holds none.",
+        "A directory of a fenced lease table's root that no scan at the shard count lists, holding records: a shard directory at or beyond the count, digits upstream never builds (5, 0005), or another name.",
+        "Records there are invisible to every master at this count (see table-misplaced-record, reported for each). A shard directory beyond the count means a master ran with a larger SYMCC_MULTI_MASTER_LEASE_SHARDS, or the count shrank: masters with different counts hand out the same work. An error when it holds leased or committing records; an empty one is no finding.",
         "Lists only f\"{shard:03d}\" for shard in range(shard_count).",
         "Find which count the masters use; with all of them stopped, leasejournal repair --apply --all-masters-stopped --lease-shards N ROOT moves the records where that count reads them", REPAIR_TABLE;
     TableCommittingStranded "table-committing-stranded", Warning, Table,

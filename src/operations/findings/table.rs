@@ -84,23 +84,18 @@ pub fn check(report: &TableReport, settings: &Settings) -> Findings {
     for u in &report.unread {
         let dir = file(&u.name);
         match u.why {
-            "beyond-count" | "not-canonical" | "other" if u.records > 0 || u.why != "other" => {
+            // An empty one hides nothing (inspect still lists it).
+            "beyond-count" | "not-canonical" | "other" if u.records > 0 => {
                 let severity = if u.active > 0 {
                     Severity::Error
-                } else if u.records > 0 {
-                    Severity::Warning
                 } else {
-                    Severity::Info
+                    Severity::Warning
                 };
-                // An empty directory is nothing a repair moves.
-                let remedy = (u.records > 0)
-                    .then(|| Code::TableUnreadDirectory.remedy())
-                    .flatten();
                 f.push(
                     settings,
                     Code::TableUnreadDirectory,
                     severity,
-                    remedy,
+                    Code::TableUnreadDirectory.remedy(),
                     &dir,
                     At::default(),
                     || {
