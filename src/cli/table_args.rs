@@ -37,6 +37,16 @@ pub struct TableArgs {
     #[arg(long = "older-than", value_name = "SECONDS", requires = "archive_done", value_parser = parse_seconds)]
     pub older_than: Option<f64>,
 
+    /// Move records to the directories --lease-shards N names even where
+    /// every record sits where another count puts them (the masters'
+    /// count changed to N): without it, such a layout is left as it is.
+    #[arg(long = "reshard", requires = "lease_shards")]
+    pub reshard: bool,
+
+    /// Judge a fenced lease table's expiry at this TTL, as inspect --ttl.
+    #[arg(long = "ttl", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub ttl: Option<f64>,
+
     /// Judge a table's times (expiry, --older-than) against this Unix time
     /// instead of the system clock.
     #[arg(long = "now", value_name = "UNIX_SECONDS", value_parser = parse_now)]
@@ -51,6 +61,8 @@ impl TableArgs {
             all_masters_stopped: self.all_masters_stopped,
             archive_done: self.archive_done,
             older_than: self.older_than,
+            reshard: self.reshard,
+            ttl: self.ttl,
             now: self.now.unwrap_or_else(system_now),
         }
     }

@@ -396,6 +396,12 @@ pub struct TableReport {
     pub misplaced: Vec<MisplacedRecord>,
     /// Root entries no scan lists.
     pub unread: Vec<UnreadEntry>,
+    /// When records sit outside the directory their id names at this
+    /// count: the counts (up to 4,096, at most 8 listed) at which every
+    /// record looked at sits in its own directory, those listed where
+    /// this count puts them included; empty when none does (records moved
+    /// by hand); `null` when every record sits where this count puts it.
+    pub fitting_counts: Option<Vec<u64>>,
     /// Lock paths that are not regular files.
     pub bad_locks: Vec<BadLock>,
     /// Left-over temporary files.
@@ -461,9 +467,18 @@ impl TableReport {
     }
 }
 
+/// Well-placed records kept per shard for the counts the layout fits.
+const SAMPLE_PER_SHARD: usize = 4;
+
+/// The largest shard count the layout is tried at.
+const MAX_FITTED_COUNT: u64 = 4096;
+
 /// What one shard directory (or the misplaced pass) adds.
 #[derive(Default)]
 struct Part {
+    /// A few records per shard that sit where the count puts them, for
+    /// the counts the layout fits.
+    sample: Vec<(u64, WorkId)>,
     counts: Counts,
     files: FileTally,
     accepted: u64,
@@ -519,6 +534,7 @@ impl Part {
                 max_opt(mine.oldest_heartbeat_age, row.oldest_heartbeat_age);
         }
         self.history.extend(other.history);
+        self.sample.extend(other.sample);
         self
     }
 }
@@ -765,6 +781,7 @@ fn rejection_of(read: &Read) -> (String, String, Option<&'static str>) {
             match r {
                 Raises::RecursionError => "nests deeper than Python's recursion limit".into(),
                 Raises::TypeError => "has a status that is a list or an object".into(),
+                Raises::Hangs => "is a FIFO, which open() waits on for a writer".into(),
             },
             Some(r.as_str()),
         ),
@@ -853,20 +870,29 @@ fn read_shard(ctx: &Context<'_>, shard: u64) -> Result<Part, InputError> {
                 ShardName::Record(id) => {
                     with_record.push(id);
                     part.files.records += 1;
+                    if part.sample.len() < SAMPLE_PER_SHARD {
+                        part.sample.push((shard, id));
+                    }
                     if table::shard_of(&id, ctx.shard_count) != shard {
                         part.misplaced
                             .push((shard, id, format!("{name}/{entry_name}")));
                         return;
                     }
                     // The listed name is the own path's: `<id>.json`, the
-                    // id in lowercase hex.
-                    let read = match handle.read_record(bytes, &mut buffer) {
-                        RecordFile::Absent => Read::Absent,
-                        RecordFile::Unreadable(e) => {
-                            Read::Unreadable(crate::store::error::in_words(&e))
-                        }
-                        RecordFile::Read => {
-                            Read::Bytes(table::read(&buffer, &id, ctx.kind), buffer.len() as u64)
+                    // id in lowercase hex. A FIFO there would hang
+                    // upstream's open(): it is not opened.
+                    let read = if kind == EntryType::Special {
+                        Read::Bytes(Reading::Raises(Raises::Hangs), 0)
+                    } else {
+                        match handle.read_record(bytes, &mut buffer) {
+                            RecordFile::Absent => Read::Absent,
+                            RecordFile::Unreadable(e) => {
+                                Read::Unreadable(crate::store::error::in_words(&e))
+                            }
+                            RecordFile::Read => Read::Bytes(
+                                table::read(&buffer, &id, ctx.kind),
+                                buffer.len() as u64,
+                            ),
                         }
                     };
                     if let Read::Bytes(_, n) = &read {
@@ -1106,18 +1132,51 @@ pub fn read(root: &Path, options: &TableOptions) -> Result<TableReport, InputErr
     for part in parts {
         total = total.merge(part?);
     }
+    // What an id's own path holds: nothing, where its shard's path is no
+    // directory (a claim raises there before it reads anything).
+    let read_own = |id: &WorkId, buffer: &mut Vec<u8>| {
+        if not_dirs.contains(&table::shard_of(id, shard_count)) {
+            Read::Absent
+        } else {
+            read_at(&root.join(ctx.own_rel(id)), id, kind, buffer)
+        }
+    };
+    // Shard directories that are links: their targets are read through
+    // them, not again as directories of their own.
+    let linked: Vec<PathBuf> = root_entries
+        .iter()
+        .filter(|e| e.kind == EntryType::Symlink)
+        .filter(|e| {
+            matches!(table::root_name(&e.name), RootName::Shard { number, canonical: true } if number < shard_count)
+        })
+        .filter_map(|e| std::fs::canonicalize(root.join(&e.name)).ok())
+        .collect();
     // Ids named by `<id>.json` files outside their own path: the records
     // listed in the wrong scanned directory, and those in directories no
     // scan lists.
     let mut elsewhere: BTreeMap<WorkId, Vec<String>> = BTreeMap::new();
     let misplaced = std::mem::take(&mut total.misplaced);
+    // Records outside their own directory, with the number of the one they
+    // are in: what decides the counts the layout fits.
+    let mut outside: Vec<(u64, WorkId)> = misplaced.iter().map(|(s, id, _)| (*s, *id)).collect();
     let mut misplaced_rows = Vec::new();
     let mut buffer = Vec::new();
     for (_, id, rel) in &misplaced {
         elsewhere.entry(*id).or_default().push(rel.clone());
         let here = read_at(&root.join(rel), id, kind, &mut buffer);
         let here_bytes = buffer.clone();
-        let own = read_at(&root.join(ctx.own_rel(id)), id, kind, &mut buffer);
+        if ctx.wants_history(id) {
+            total.history.push(history_file(
+                *id,
+                rel.clone(),
+                "record",
+                EntryType::File,
+                false,
+                Some(&here),
+                None,
+            ));
+        }
+        let own = read_own(id, &mut buffer);
         let holds = match &own {
             Read::Absent => "nothing",
             _ if matches!(own, Read::Bytes(..)) && buffer == here_bytes => "same",
@@ -1146,12 +1205,36 @@ pub fn read(root: &Path, options: &TableOptions) -> Result<TableReport, InputErr
         if matches!(entry.why, "probe" | "kept") || !files::is_dir(&dir) {
             continue;
         }
+        if std::fs::canonicalize(&dir).is_ok_and(|real| linked.contains(&real)) {
+            entry.why = "linked";
+            continue;
+        }
+        let number = match table::root_name(&entry.name) {
+            RootName::Shard { number, .. } => Some(number),
+            _ => None,
+        };
         let Ok(listing) = files::entries(&dir) else {
             continue;
         };
         for e in listing {
+            if let ShardName::Lock(id) = table::shard_name(&e.name)
+                && ctx.wants_history(&id)
+            {
+                total.history.push(history_file(
+                    id,
+                    format!("{}/{}", entry.name, e.name),
+                    "lock",
+                    e.kind,
+                    false,
+                    None,
+                    None,
+                ));
+            }
             if let ShardName::Record(id) = table::shard_name(&e.name) {
                 entry.records += 1;
+                if let Some(number) = number {
+                    outside.push((number, id));
+                }
                 let read = read_at(&dir.join(&e.name), &id, kind, &mut buffer);
                 if let Read::Bytes(Reading::Valid(r), _) = &read
                     && r.status != Status::Done
@@ -1187,7 +1270,7 @@ pub fn read(root: &Path, options: &TableOptions) -> Result<TableReport, InputErr
         let own_rel = ctx.own_rel(id);
         let own_shard = table::shard_of(id, shard_count);
         let own_dir_listed = files::is_dir(&root.join(table::shard_dir_name(own_shard)));
-        let own = read_at(&root.join(&own_rel), id, kind, &mut buffer);
+        let own = read_own(id, &mut buffer);
         if matches!(own, Read::Bytes(Reading::Valid(_), _)) && own_dir_listed {
             continue;
         }
@@ -1240,6 +1323,32 @@ pub fn read(root: &Path, options: &TableOptions) -> Result<TableReport, InputErr
         .history
         .sort_by(|a, b| a.id.cmp(&b.id).then(a.path.cmp(&b.path)));
     misplaced_rows.sort_by(|a, b| a.path.cmp(&b.path));
+    // The counts at which nine in ten of the records looked at (the first
+    // few of every directory) sit in their own directory, where at this
+    // count fewer than half do.
+    let fitting_counts = (!outside.is_empty()).then(|| {
+        let mut placed: Vec<(u64, WorkId)> = total.sample.clone();
+        placed.extend(outside.iter().take(4096));
+        let fit = |n: u64| {
+            let hits = placed
+                .iter()
+                .filter(|(s, id)| table::shard_of(id, n) == *s)
+                .count();
+            hits * 10 >= placed.len() * 9
+        };
+        let here = placed
+            .iter()
+            .filter(|(s, id)| table::shard_of(id, shard_count) == *s)
+            .count();
+        if here * 2 >= placed.len() {
+            return Vec::new();
+        }
+        let lowest = placed.iter().map(|(s, _)| s + 1).min().unwrap_or(1);
+        (lowest..=MAX_FITTED_COUNT)
+            .filter(|n| *n != shard_count && fit(*n))
+            .take(8)
+            .collect()
+    });
     unread.sort_by(|a, b| a.name.cmp(&b.name));
     let owners = total
         .owners
@@ -1270,6 +1379,7 @@ pub fn read(root: &Path, options: &TableOptions) -> Result<TableReport, InputErr
         future: total.future,
         misplaced: misplaced_rows,
         unread,
+        fitting_counts,
         bad_locks: total.bad_locks,
         temp_files: total.temp_files,
         held_locks: total.held_locks,
@@ -1300,14 +1410,16 @@ pub fn tables_in(dir: &Path) -> Vec<PathBuf> {
 /// `SYMCC_MULTI_MASTER_TARGET_LEASE_DIR`, or a directory whose entries
 /// are all shard directories or probe directories (at least one shard).
 pub fn is_table_root(path: &Path) -> bool {
-    if !files::is_dir(path) {
-        return false;
-    }
+    // Upstream's own names are read as tables whatever they are, so that
+    // one that is not a directory is reported as that.
     if matches!(
         path.file_name().and_then(|n| n.to_str()),
         Some(table::WORK_DIR | table::TARGET_DIR)
     ) {
         return true;
+    }
+    if !files::is_dir(path) {
+        return false;
     }
     let canonical = std::fs::canonicalize(path).ok();
     for var in [

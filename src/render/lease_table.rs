@@ -31,6 +31,17 @@ pub fn inspection(
         count(r.shard_count.value),
         setting_source(&r.shard_count)
     )?;
+    if let Some(fits) = r.fitting_counts.as_ref().filter(|f| !f.is_empty()) {
+        let fits: Vec<String> = fits.iter().map(|n| count(*n)).collect();
+        writeln!(
+            out,
+            "  layout      {}",
+            s.error(&format!(
+                "the records sit where {} shards put them: is that the count the masters use (--lease-shards)?",
+                fits.join(" or ")
+            ))
+        )?;
+    }
     let clamp = if r.ttl_effective != r.ttl.value {
         format!("; the table applies {}", duration(r.ttl_effective))
     } else {
@@ -251,7 +262,7 @@ fn rejected_table(
     writeln!(
         out,
         "{}",
-        s.bold("rejected records (the scans skip them; claim refuses the id for ever)")
+        s.bold("rejected records (the scans skip them; the claim column says what a fresh claim of the id does)")
     )?;
     let mut t = table(
         &[

@@ -69,7 +69,10 @@ pub struct Entry {
 pub fn open_root(root: &Path) -> Result<u64, InputError> {
     let meta = fs::metadata(root).map_err(|e| InputError::io(root, &e))?;
     if !meta.is_dir() {
-        return Err(InputError::new(root, "is not a directory"));
+        return Err(InputError::new(
+            root,
+            "is not a directory, so it is no fenced lease table (a master's start fails on it: durable_makedirs)",
+        ));
     }
     Ok(meta.dev())
 }

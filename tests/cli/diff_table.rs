@@ -523,7 +523,7 @@ fn a_missing_or_non_directory_root_is_a_one_line_error() {
         .code(2)
         .stdout("")
         .stderr(format!(
-            "leasejournal: {}: is not a directory\n",
+            "leasejournal: {}: is not a directory, so it is no fenced lease table (a master's start fails on it: durable_makedirs)\n",
             file.display()
         ));
     assert_eq!(tree(&a), before, "nothing written");

@@ -2198,6 +2198,8 @@ pub struct InspectTable {
     pub future: Vec<FutureRecord>,
     pub misplaced: Vec<MisplacedRecord>,
     pub unread: Vec<UnreadEntry>,
+    #[serde(deserialize_with = "present")]
+    pub fitting_counts: Option<Vec<u64>>,
     pub bad_locks: Vec<BadLock>,
     pub temp_files: Vec<TableTempFile>,
     pub held_locks: Vec<HeldLock>,

@@ -23,6 +23,7 @@ pub struct Expected {
     pub kind: String,
     pub root: String,
     pub shard_count: u64,
+    pub write_shard_count: u64,
     pub lease_ttl: f64,
     pub now: f64,
     pub recover: Vec<String>,
@@ -336,4 +337,99 @@ fn the_human_output_of_a_damaged_table() {
         &mut cmd,
         Some(keep.path()),
     );
+}
+
+#[test]
+fn a_table_read_at_another_count_is_one_error_and_repair_does_not_move_it() {
+    let (name, _keep, root, expected) = cases().swap_remove(12);
+    assert_eq!((name.as_str(), expected.shard_count), ("t012", 8));
+    let before = tree(&root);
+    // Read at upstream's default count, 256, not the 8 it was written at.
+    let at_default = ["--now".to_string(), expected.now.to_string()];
+    let t = inspect_table(&root, &at_default);
+    assert_eq!(t.shard_count.value, 256);
+    assert_eq!(
+        t.fitting_counts.as_deref().map(|f| f.first()),
+        Some(Some(&8))
+    );
+    let out = lj()
+        .args(["verify", "--format=json"])
+        .args(&at_default)
+        .arg(&root)
+        .output()
+        .unwrap();
+    let (exit, report) = crate::support::verify_output(&out);
+    assert_eq!((exit, report.verdict), (1, crate::schema::Verdict::NoGo));
+    assert_eq!(report.count("table-count-mismatch"), 1);
+    assert_eq!(report.count("table-misplaced-record"), 0);
+    assert_eq!(report.count("table-unread-directory"), 0);
+    let finding = report.findings_of("table-count-mismatch").next().unwrap();
+    assert!(
+        finding.fix.is_none() && finding.must_do.is_some(),
+        "{finding:?}"
+    );
+    // Even told to, repair moves nothing out of the layout 8 shards read.
+    let out = lj()
+        .args([
+            "repair",
+            "--apply",
+            "--all-masters-stopped",
+            "--lease-shards",
+            "256",
+        ])
+        .args(&at_default)
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
+    let records = |t: &[(PathBuf, String, Vec<u8>, std::time::SystemTime)]| {
+        t.iter()
+            .filter(|(p, ..)| p.extension().is_some_and(|e| e == "json"))
+            .filter(|(p, ..)| !p.to_string_lossy().contains(".leasejournal-"))
+            .map(|(p, _, b, _)| (p.clone(), b.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(records(&tree(&root)), records(&before), "no record moved");
+    // At its own count it is what upstream read.
+    // (One record there was moved by hand: no count fits it.)
+    let t = inspect_table(&root, &case_args(&expected, expected.lease_ttl));
+    assert_eq!(t.fitting_counts, Some(Vec::new()));
+    assert_eq!(t.recovered, expected.recover);
+}
+
+#[test]
+fn a_fifo_record_hangs_upstream_and_a_linked_shard_is_read_once() {
+    let (_, keep, root, expected) = cases().swap_remove(17);
+    // A FIFO at a record path: upstream's open() would wait for ever.
+    let id = table::parse_id(&"ab".repeat(32)).unwrap();
+    let fifo = root
+        .join(table::shard_dir_name(table::shard_of(
+            &id,
+            expected.shard_count,
+        )))
+        .join(format!("{id}.json"));
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    // Shard 002 read through a link to a directory beside it.
+    let real = root.join("real002");
+    fs::rename(root.join("002"), &real).unwrap();
+    std::os::unix::fs::symlink("real002", root.join("002")).unwrap();
+    let args = case_args(&expected, expected.lease_ttl);
+    let out = lj()
+        .args(["verify", "--format=json", "--max-examples=0"])
+        .args(&args)
+        .arg(&root)
+        .output()
+        .unwrap();
+    let (exit, report) = crate::support::verify_output(&out);
+    assert_eq!(exit, 1);
+    assert_eq!(report.count("table-unread-directory"), 0, "{report:?}");
+    assert_eq!(report.count("table-record-rejected"), 2, "{report:?}");
+    if made.is_ok_and(|s| s.success()) {
+        assert_eq!(report.count("table-record-raises"), 1, "{report:?}");
+        let f = report.findings_of("table-record-raises").next().unwrap();
+        assert!(f.message.contains("FIFO"), "{f:?}");
+    }
+    let t = inspect_table(&root, &args);
+    assert_eq!(t.counts.done, 4, "the linked shard's records count once");
+    drop(keep);
 }

@@ -55,6 +55,16 @@ fn case(name: &str) -> (tempfile::TempDir, PathBuf, Expected) {
     (dir, root, expected)
 }
 
+/// `--reshard` where the case's records were written at another count
+/// than the one it is read at (the masters' count changed).
+fn reshard(expected: &Expected) -> Vec<&'static str> {
+    if expected.write_shard_count == expected.shard_count {
+        Vec::new()
+    } else {
+        vec!["--reshard"]
+    }
+}
+
 fn repair(root: &Path, expected: &Expected, extra: &[&str]) -> assert_cmd::Command {
     let mut cmd = lj();
     cmd.env("COLUMNS", "100")
@@ -65,6 +75,7 @@ fn repair(root: &Path, expected: &Expected, extra: &[&str]) -> assert_cmd::Comma
         .env_remove("SYMCC_TIMEOUT")
         .arg("repair")
         .args(["--lease-shards", &expected.shard_count.to_string()])
+        .args(reshard(expected))
         .args(["--now", &expected.now.to_string()])
         .args(extra)
         .arg(root);
@@ -151,8 +162,14 @@ fn the_dry_run_shows_the_whole_plan_and_check_says_there_is_work() {
         assert_golden(
             golden,
             &ran.render(&format!(
-                "$ leasejournal repair --lease-shards {} --now {} $DIR/{}",
-                expected.shard_count, expected.now, expected.root
+                "$ leasejournal repair --lease-shards {}{} --now {} $DIR/{}",
+                expected.shard_count,
+                reshard(&expected)
+                    .iter()
+                    .map(|a| format!(" {a}"))
+                    .collect::<String>(),
+                expected.now,
+                expected.root
             )),
         );
         let check = repair(&root, &expected, &["--check"]).output().unwrap();

@@ -98,6 +98,9 @@ pub enum Raises {
     RecursionError,
     /// `status` is a list or an object: `status in {…}` cannot hash it.
     TypeError,
+    /// Not an exception: the record path is a FIFO, and `open()` waits for
+    /// a writer for ever.
+    Hangs,
 }
 
 impl Raises {
@@ -106,6 +109,7 @@ impl Raises {
         match self {
             Raises::RecursionError => "RecursionError",
             Raises::TypeError => "TypeError",
+            Raises::Hangs => "hangs",
         }
     }
 }

@@ -222,6 +222,7 @@ fn see(root: &Path, rel: &str, id: &WorkId, kind: TableKind) -> Option<Seen> {
                     Raises::TypeError => {
                         "has a status that is a list or an object: upstream's reader raises TypeError"
                     }
+                    Raises::Hangs => "is a FIFO: upstream's open() waits on it for ever",
                 }
                 .to_string(),
             },

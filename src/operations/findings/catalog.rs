@@ -445,6 +445,11 @@ catalog! {
         "The scans skip it, so whatever lease it held is recovered by no master (that loss already happened), and claim returns None for its id for ever: the master rejects any later dispatch of exactly that work and consumes it. Work ids rarely recur; target ids do.",
         "_read_record returns None (or _valid_record is false); claim: previous is None but the path exists, or the record is invalid: return None.",
         "leasejournal repair --apply --all-masters-stopped ROOT moves it into .leasejournal-quarantine/ (bytes kept), which unblocks the id", REPAIR_TABLE;
+    TableCountMismatch "table-count-mismatch", Error, Table,
+        "The records of a fenced lease table sit where another shard count puts them (int(id[:8], 16) % N names their directories), not where the count it was read with does.",
+        "An error because masters started with this count lose the table: they read each record from the directory this count names, so they see almost none, recover none of its leases, claim its done and committing ids as if free, and do not fence masters that use the other count. Either the count given (--lease-shards, SYMCC_MULTI_MASTER_LEASE_SHARDS, or the default 256) is not the one the masters use, or the masters' count changed.",
+        "Writes the count nowhere; every master reads and writes at its own SYMCC_MULTI_MASTER_LEASE_SHARDS.",
+        "Check again with the count the masters run with (--lease-shards N, or SYMCC_MULTI_MASTER_LEASE_SHARDS as they have it); if they really run with this one, stop every master and move the records with leasejournal repair --apply --all-masters-stopped --lease-shards N ROOT, or start the masters with the count the records fit", None;
     TableMisplacedRecord "table-misplaced-record", Warning, Table,
         "A fenced lease record in a shard directory its id does not name at the shard count (int(id[:8], 16) % N), or in a directory no scan lists (at or beyond the count, a name upstream never builds): written with another shard count, or moved by hand.",
         "Upstream reads every record from the path its id names, so this one is invisible where it is: a leased record there is recovered by no master, a claim of its id by any master succeeds as if it were free (fencing is broken for it), and masters that use different counts do not fence each other at all. An error when the record is leased or committing and its own path holds nothing.",
@@ -763,7 +768,7 @@ mod tests {
 
     #[test]
     fn the_table_is_indexed_by_the_variant_and_names_are_unique() {
-        assert_eq!(Code::ALL.len(), 71);
+        assert_eq!(Code::ALL.len(), 72);
         assert_eq!(CATALOG.len(), Code::ALL.len());
         let mut seen = BTreeSet::new();
         for (i, &code) in Code::ALL.iter().enumerate() {

@@ -48,7 +48,24 @@ pub fn check(report: &TableReport, settings: &Settings) -> Findings {
             );
         }
     }
-    for m in &report.misplaced {
+    // A layout another count fits: one finding, not one per record.
+    let other_count = report.fitting_counts.as_ref().filter(|f| !f.is_empty());
+    if let Some(fits) = other_count {
+        f.add(settings, Code::TableCountMismatch, root, At::default(), || {
+            let fits: Vec<String> = fits.iter().map(|n| count(*n)).collect();
+            let outside = report.misplaced.len() as u64
+                + report.unread.iter().map(|u| u.records).sum::<u64>();
+            format!(
+                "{} sit where {} shards put them, not where {} ({}) does: masters at {} would not see them; is that the count the masters use?",
+                plural(outside, "record", "records"),
+                fits.join(" or "),
+                plural(n, "shard", "shards"),
+                report.shard_count.from,
+                count(n)
+            )
+        });
+    }
+    for m in report.misplaced.iter().filter(|_| other_count.is_none()) {
         let active = matches!(m.status, Some(Status::Leased | Status::Committing));
         let severity = if active && m.own_path_holds == "nothing" {
             Severity::Error
@@ -74,8 +91,8 @@ pub fn check(report: &TableReport, settings: &Settings) -> Findings {
                     _ => "holds another version, which is the one upstream reads".to_string(),
                 };
                 format!(
-                    "the record ({what}) is in a shard directory its id does not name at {} shards; its own path {} {own}",
-                    count(n),
+                    "the record ({what}) is in a shard directory its id does not name at {}; its own path {} {own}",
+                    plural(n, "shard", "shards"),
                     m.own_path
                 )
             },
@@ -83,6 +100,10 @@ pub fn check(report: &TableReport, settings: &Settings) -> Findings {
     }
     for u in &report.unread {
         let dir = file(&u.name);
+        let shard_dir = matches!(u.why, "beyond-count" | "not-canonical");
+        if other_count.is_some() && shard_dir {
+            continue;
+        }
         match u.why {
             // An empty one hides nothing (inspect still lists it).
             "beyond-count" | "not-canonical" | "other" if u.records > 0 => {
@@ -175,9 +196,15 @@ pub fn check(report: &TableReport, settings: &Settings) -> Findings {
         };
         f.add(settings, Code::TableCommittingStranded, &file(&c.path), at, || {
             let owner = c.owner.as_deref().unwrap_or("an unnamed owner");
-            let dead = if c.owner_dead { ", which no longer runs on this host" } else { "" };
+            let what = if c.owner_dead {
+                format!("its master ({owner}) no longer runs on this host: it died between begin_commit and complete")
+            } else {
+                format!(
+                    "longer than the TTL: its master ({owner}) most likely stopped between begin_commit and complete (a triage batch takes far less)"
+                )
+            };
             format!(
-                "committing for {} without a commit manifest: its master ({owner}{dead}) died between begin_commit and complete; that dispatch ran at most once and nothing will ever clear the record",
+                "committing for {} without a commit manifest, {what}; that dispatch ran at most once and nothing will ever clear the record",
                 duration(c.age_seconds)
             )
         });
@@ -273,7 +300,7 @@ pub fn check(report: &TableReport, settings: &Settings) -> Findings {
     if report.counts.done > 0 {
         f.add(settings, Code::TableDoneRecords, root, At::default(), || {
             format!(
-                "every scan of the table reads {} that nothing ever removes ({} record bytes in all)",
+                "every scan of the table reads {} that nothing ever removes (of {} record bytes it reads in all)",
                 plural(report.counts.done, "done record", "done records"),
                 count(report.files.record_bytes)
             )

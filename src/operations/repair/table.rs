@@ -45,6 +45,11 @@ pub struct TableRequest {
     pub all_masters_stopped: bool,
     /// `--archive-done`: move `done` records to the archive.
     pub archive_done: bool,
+    /// `--reshard`: move records to this count's directories even where
+    /// they all sit where another count puts them.
+    pub reshard: bool,
+    /// `--ttl`: the table's TTL, as for `inspect`.
+    pub ttl: Option<f64>,
     /// `--older-than SECONDS`: only `done` records completed that long ago.
     pub older_than: Option<f64>,
     /// The present, Unix seconds.
@@ -195,7 +200,7 @@ fn options(request: &TableRequest) -> TableOptions {
     TableOptions {
         kind: None,
         lease_shards: request.lease_shards,
-        ttl: None,
+        ttl: request.ttl,
         now: request.now,
         skew: SKEW,
         history: None,
@@ -234,7 +239,7 @@ pub fn plan(root: &Path, request: &TableRequest, stamp: &str) -> Result<TableRep
     planner.probes()?;
     planner.temp_files()?;
     planner.rejected()?;
-    planner.misplaced(request.lease_shards.is_some())?;
+    planner.misplaced(request.lease_shards.is_some(), request.reshard)?;
     if request.archive_done {
         planner.archive_done(&archive, request)?;
     }
@@ -529,7 +534,7 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn misplaced(&mut self, explicit_count: bool) -> Result<(), InputError> {
+    fn misplaced(&mut self, explicit_count: bool, reshard: bool) -> Result<(), InputError> {
         let report = self.report;
         let count = report.shard_count.value;
         let mut sources: Vec<String> = report.misplaced.iter().map(|m| m.path.clone()).collect();
@@ -590,6 +595,23 @@ impl Planner<'_> {
                 );
                 continue;
             };
+            if let Some(fits) = report
+                .fitting_counts
+                .as_ref()
+                .filter(|f| !f.is_empty() && !reshard)
+            {
+                let fits: Vec<String> = fits.iter().map(u64::to_string).collect();
+                self.leave(
+                    "misplaced",
+                    Some(rel),
+                    Some(id),
+                    format!(
+                        "every record looked at sits where {} shards put it, not {count}: moving it would take it out of the layout masters at that count read; check the count the masters run with (SYMCC_MULTI_MASTER_LEASE_SHARDS) and give it with --lease-shards, or, if they now run with {count}, add --reshard: left",
+                        fits.join(" or ")
+                    ),
+                );
+                continue;
+            }
             if !explicit_count {
                 self.leave(
                     "misplaced",

@@ -249,7 +249,7 @@ fn verify_target(
                 snapshot: None,
                 remote_none: false,
                 shard_count: None,
-                tables: vec![(shown, settings.lease_shards)],
+                tables: vec![(shown, Some(view.shard_count))],
             },
             master_holders: Vec::new(),
             dir: path.to_path_buf(),
@@ -364,7 +364,7 @@ fn verify_target(
             for root in table::tables_in(&dir.path) {
                 let (found, table_view) = check_table(&root, settings)?;
                 findings.extend(found);
-                table_roots.push((root.display().to_string(), settings.lease_shards));
+                table_roots.push((root.display().to_string(), Some(table_view.shard_count)));
                 tables.push(table_view);
             }
             Ok(look_elsewhere(
