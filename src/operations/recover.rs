@@ -225,6 +225,12 @@ pub fn run_discard(
     progress: &dyn Progress,
     tell: Tell<'_>,
 ) -> anyhow::Result<(Report<Discard>, Exit)> {
+    if table::is_table_root(path) {
+        anyhow::bail!(
+            "{}: a fenced lease table has no leases to discard: its records are taken by the masters (recover without --discard shows which), and leasejournal repair changes a table; nothing was changed",
+            path.display()
+        );
+    }
     if !request.selection.is_explicit() {
         anyhow::bail!(
             "recover --discard needs a selection: --all, or any of --ttl, --id and --worker; nothing was changed"

@@ -433,3 +433,39 @@ fn a_fifo_record_hangs_upstream_and_a_linked_shard_is_read_once() {
     assert_eq!(t.counts.done, 4, "the linked shard's records count once");
     drop(keep);
 }
+
+#[test]
+fn what_no_command_changes_names_no_fix() {
+    let (_, _keep, root, expected) = cases().swap_remove(17);
+    // A temporary file of a writer that runs here: repair leaves it.
+    let id = "cd".repeat(32);
+    let shard = root.join(table::shard_dir_name(table::shard_of(
+        &table::parse_id(&id).unwrap(),
+        expected.shard_count,
+    )));
+    fs::create_dir_all(&shard).unwrap();
+    let temp = format!("{id}.json.{}.1796146316147954255.tmp", std::process::id());
+    fs::write(shard.join(&temp), b"{").unwrap();
+    let before = tree(&root);
+    let args = case_args(&expected, expected.lease_ttl);
+    let out = lj()
+        .args(["verify", "--format=json", "--max-examples=0"])
+        .args(&args)
+        .arg(&root)
+        .output()
+        .unwrap();
+    let (_, report) = crate::support::verify_output(&out);
+    let found = report.findings_of("table-temp-file").next().expect("the temp file");
+    assert_eq!(found.fix, None, "{found:?}");
+    // recover --discard has nothing to discard in a table.
+    let out = lj()
+        .args(["recover", "--discard", "--all", "--apply"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("nothing was changed"), "{stderr}");
+    assert_eq!(tree(&root), before);
+}

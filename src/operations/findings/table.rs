@@ -148,20 +148,33 @@ pub fn check(report: &TableReport, settings: &Settings) -> Findings {
                 });
             }
             "probe" => {
-                f.add(settings, Code::TableProbeDir, &dir, At::default(), || {
-                    let pid = u
-                        .pid
-                        .map_or("an unknown pid".into(), |p| format!("pid {p}"));
-                    let running = if u.pid_running == Some(true) {
-                        "; a process with that pid runs on this host: a master may be starting"
-                    } else {
-                        ""
-                    };
-                    format!(
-                        "{} was left by a master's file-system probe ({pid}){running}",
-                        u.name
-                    )
-                });
+                // Repair leaves one whose pid runs here: no fix to name.
+                let remedy = (u.pid_running != Some(true))
+                    .then(|| Code::TableProbeDir.remedy())
+                    .flatten();
+                let severity = Code::TableProbeDir.severity();
+                f.push(
+                    settings,
+                    Code::TableProbeDir,
+                    severity,
+                    remedy,
+                    &dir,
+                    At::default(),
+                    || {
+                        let pid = u
+                            .pid
+                            .map_or("an unknown pid".into(), |p| format!("pid {p}"));
+                        let running = if u.pid_running == Some(true) {
+                            "; a process with that pid runs on this host: a master may be starting"
+                        } else {
+                            ""
+                        };
+                        format!(
+                            "{} was left by a master's file-system probe ({pid}){running}",
+                            u.name
+                        )
+                    },
+                );
             }
             _ => {}
         }
@@ -285,17 +298,30 @@ pub fn check(report: &TableReport, settings: &Settings) -> Findings {
             id: Some(Id::Work(t.id)),
             ..At::default()
         };
-        f.add(settings, Code::TableTempFile, &file(&t.path), at, || {
-            let running = if t.pid_running_here {
-                "; a process with that pid runs on this host"
-            } else {
-                ""
-            };
-            format!(
-                "a temporary record file a writer (pid {}) never published{running}",
-                t.pid
-            )
-        });
+        // Repair leaves one whose pid runs here: no fix to name.
+        let remedy = (!t.pid_running_here)
+            .then(|| Code::TableTempFile.remedy())
+            .flatten();
+        let severity = Code::TableTempFile.severity();
+        f.push(
+            settings,
+            Code::TableTempFile,
+            severity,
+            remedy,
+            &file(&t.path),
+            at,
+            || {
+                let running = if t.pid_running_here {
+                    "; a process with that pid runs on this host"
+                } else {
+                    ""
+                };
+                format!(
+                    "a temporary record file a writer (pid {}) never published{running}",
+                    t.pid
+                )
+            },
+        );
     }
     if report.counts.done > 0 {
         f.add(settings, Code::TableDoneRecords, root, At::default(), || {
