@@ -455,7 +455,10 @@ fn what_no_command_changes_names_no_fix() {
         .output()
         .unwrap();
     let (_, report) = crate::support::verify_output(&out);
-    let found = report.findings_of("table-temp-file").next().expect("the temp file");
+    let found = report
+        .findings_of("table-temp-file")
+        .next()
+        .expect("the temp file");
     assert_eq!(found.fix, None, "{found:?}");
     // recover --discard has nothing to discard in a table.
     let out = lj()
