@@ -300,27 +300,30 @@ impl ProcLocks {
 /// The PIDs `/proc/locks` lists as holding (not waiting for) a lock on the
 /// file with this device and inode.
 pub fn lock_holders(proc_locks: &str, dev: u64, ino: u64) -> Vec<i64> {
+    held_on_device(proc_locks, dev)
+        .filter(|(i, _)| *i == ino)
+        .map(|(_, pid)| pid)
+        .collect()
+}
+
+/// Every lock `/proc/locks` lists as held (not waited for) on a file of
+/// device `dev`: its inode and the holder's PID.
+pub fn held_on_device(proc_locks: &str, dev: u64) -> impl Iterator<Item = (u64, i64)> + '_ {
     let major = libc::major(dev) as u64;
     let minor = libc::minor(dev) as u64;
-    let mut pids = Vec::new();
-    for line in proc_locks.lines() {
+    proc_locks.lines().filter_map(move |line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
         // "1: FLOCK ADVISORY WRITE 1234 08:02:131 0 EOF"; waiters carry "->".
         if fields.get(1) == Some(&"->") || fields.len() < 6 {
-            continue;
+            return None;
         }
         let mut id = fields[5].split(':');
-        let (Some(maj), Some(min), Some(inode)) = (id.next(), id.next(), id.next()) else {
-            continue;
-        };
-        let matches = u64::from_str_radix(maj, 16) == Ok(major)
-            && u64::from_str_radix(min, 16) == Ok(minor)
-            && inode.parse::<u64>() == Ok(ino);
-        if matches && let Ok(pid) = fields[4].parse() {
-            pids.push(pid);
+        let (maj, min, inode) = (id.next()?, id.next()?, id.next()?);
+        if u64::from_str_radix(maj, 16) != Ok(major) || u64::from_str_radix(min, 16) != Ok(minor) {
+            return None;
         }
-    }
-    pids
+        Some((inode.parse().ok()?, fields[4].parse().ok()?))
+    })
 }
 
 #[cfg(test)]

@@ -5,11 +5,10 @@
 //! held). The rules of what the names and bytes mean are
 //! `engine::table`'s.
 
-use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -231,36 +230,7 @@ pub fn running(pid: i64) -> bool {
 /// The inodes on device `dev` that `/proc/locks` shows locked (held, not
 /// waited for), with the pid holding each.
 pub fn held_locks(proc_locks: Option<&str>, dev: u64) -> Vec<(u64, i64)> {
-    let Some(text) = proc_locks else {
-        return Vec::new();
-    };
-    let (major, minor) = (libc::major(dev) as u64, libc::minor(dev) as u64);
-    let mut held = Vec::new();
-    for line in text.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.get(1) == Some(&"->") || fields.len() < 6 {
-            continue;
-        }
-        let mut id = fields[5].split(':');
-        let (Some(maj), Some(min), Some(inode)) = (id.next(), id.next(), id.next()) else {
-            continue;
-        };
-        if u64::from_str_radix(maj, 16) == Ok(major)
-            && u64::from_str_radix(min, 16) == Ok(minor)
-            && let (Ok(ino), Ok(pid)) = (inode.parse::<u64>(), fields[4].parse::<i64>())
-        {
-            held.push((ino, pid));
-        }
-    }
-    held
-}
-
-/// The inodes of [`held_locks`], as a set.
-pub fn held_set(held: &[(u64, i64)]) -> HashSet<u64> {
-    held.iter().map(|(ino, _)| *ino).collect()
-}
-
-/// `root/name`.
-pub fn join(root: &Path, name: &str) -> PathBuf {
-    root.join(name)
+    proc_locks.map_or_else(Vec::new, |text| {
+        crate::store::lock::held_on_device(text, dev).collect()
+    })
 }
