@@ -27,6 +27,13 @@
 #    wall time and of CPU time (user + system), and the peak RSS, which
 #    must barely grow from 100,000 records to 1,000,000. TABLE_ONLY=1
 #    runs this table alone; TABLE_RECORDS="100000 1000000" by default.
+# 3b. Against `openssl dgst -sha256` (the cost of the hashing no verifier
+#    can skip): verify and inspect of the largest journal, inspect against
+#    verify, a fleet of 500 state directories of 1 to 5 MB with the seed
+#    findings on and muted, and 20 runs of verify of a 5 MB journal; wall
+#    and CPU, medians of PAIRS pairs. OPENSSL_ONLY=1 runs this table and
+#    the row of `compact --apply` against a durable copy alone (on the
+#    largest size given).
 # 4. With BASELINE_BIN set to another build of leasejournal: the same
 #    commands of that build and of this one alternate PAIRS times, and the
 #    median of the per-pair ratios is printed. A change that must not
@@ -106,7 +113,8 @@ inspect_table() {
 verify_table() {
   /usr/bin/time -o "$DIR/.time" -f "%U %S %M" "$BIN" verify --quiet --now 1754600000 "$TABLE"
 }
-cpu_of() { awk '{print $1 + $2}' "$1"; }
+# (the last line: /usr/bin/time first says when a command exited non-zero)
+cpu_of() { tail -n 1 "$1" | awk '{print $1 + $2}'; }
 
 # paired_cpu NAME BASELINE BASE_FN CMD_FN: like `paired`, with CPU time
 # (user + system, from /usr/bin/time, the yardstick's children included)
@@ -121,7 +129,7 @@ paired_cpu() {
     bc=$(cpu_of "$DIR/.time_base")
     c=$(seconds "$cmd")
     cc=$(cpu_of "$DIR/.time")
-    m=$(awk '{print $3}' "$DIR/.time")
+    m=$(tail -n 1 "$DIR/.time" | awk '{print $3}')
     [ "$m" -gt "$rss" ] && rss=$m
     bases+="$b"$'\n'; cmds+="$c"$'\n'; bcpus+="$bc"$'\n'; ccpus+="$cc"$'\n'
     ratios+=$(awk -v c="$c" -v b="$b" 'BEGIN{print c / (b > 0 ? b : 0.001)}')$'\n'
@@ -155,17 +163,76 @@ table_bench() {
   done
 }
 
+# --- against openssl dgst -sha256 ---------------------------------------------
+
+# The yardstick of verify's speed: every lease line's id is checked against
+# the SHA-256 of its payload, so no faithful verifier beats the cost of
+# hashing; `openssl dgst -sha256` hashes every byte of the same files on
+# one core (SHA-NI where the CPU has it). Rows, each the median of PAIRS
+# paired runs, wall and CPU: verify and inspect of the largest journal,
+# inspect against verify, a fleet of 500 state directories of 1 to 5 MB
+# (a few hundred active leases each, whose seeds are not on this host)
+# with the seed findings on and muted, and a typical 5 MB journal (each
+# sample the mean of 20 runs, for the clock's resolution).
+openssl_of() { /usr/bin/time -o "$DIR/.time_base" -f "%U %S %M" openssl dgst -sha256 "$@"; }
+lj_time() { /usr/bin/time -o "$DIR/.time" -f "%U %S %M" "$BIN" "$@"; }
+lj_base() { /usr/bin/time -o "$DIR/.time_base" -f "%U %S %M" "$BIN" "$@"; }
+# make_fleet DIR MIN SPREAD STEP: 500 state directories under DIR (kept
+# once complete), each a work journal of MIN + (i * STEP) % SPREAD bytes
+# and the samples' deferred journal and snapshot.
+make_fleet() {
+  local fleet=$1 min=$2 spread=$3 step=$4 i
+  [ -f "$fleet/.complete" ] && return
+  rm -rf "$fleet"
+  for i in $(seq -w 1 500); do
+    mkdir -p "$fleet/run-$i"
+    "$GEN" $((min + (10#$i * step) % spread)) "$fleet/run-$i/.work_leases.jsonl"
+    cp "$SAMPLES/.dispatch_protocol_deferred.jsonl" "$SAMPLES/.state_tasks.json" "$fleet/run-$i/"
+  done
+  touch "$fleet/.complete"
+}
+openssl_bench() {
+  local big=$1
+  FLEET5=$DIR/fleet-5mb
+  make_fleet "$FLEET5" 1000000 4000000 102947
+  TYPICAL=$DIR/journal-5MB.jsonl
+  [ -f "$TYPICAL" ] || "$GEN" 5000000 "$TYPICAL"
+  cat "$big" "$FLEET5"/run-*/.[a-z]* "$TYPICAL" >/dev/null
+  o_big() { openssl_of "$big"; }
+  v_big() { lj_time verify --quiet "$big"; }
+  vb_big() { lj_base verify --quiet "$big"; }
+  i_big() { lj_time inspect "$big"; }
+  o_fleet() { openssl_of "$FLEET5"/run-*/.[a-z]*; }
+  v_fleet() { lj_time verify --quiet "$FLEET5"/run-*/; }
+  vb_fleet() { lj_base verify --quiet "$FLEET5"/run-*/; }
+  m_fleet() { lj_time verify --quiet --ignore seed-missing "$FLEET5"/run-*/; }
+  i_fleet() { lj_time inspect "$FLEET5"/run-*/; }
+  o_typ() { /usr/bin/time -o "$DIR/.time_base" -f "%U %S %M" bash -c 'for _ in $(seq 20); do openssl dgst -sha256 "$1"; done' sh "$TYPICAL"; }
+  v_typ() { /usr/bin/time -o "$DIR/.time" -f "%U %S %M" bash -c 'for _ in $(seq 20); do "$1" verify --quiet "$2"; done' sh "$BIN" "$TYPICAL"; }
+  echo
+  printf '| command | baseline | baseline s | command s | × baseline wall (median of %d pairs) | baseline CPU s | command CPU s | × baseline CPU (median) | peak RSS (MiB) |\n|---|---|---|---|---|---|---|---|---|\n' "$PAIRS"
+  paired_cpu "verify --quiet of $(basename "$big")" "openssl dgst -sha256 of it" o_big v_big
+  paired_cpu "inspect of $(basename "$big")" "openssl dgst -sha256 of it" o_big i_big
+  paired_cpu "inspect of $(basename "$big")" "verify --quiet of it" vb_big i_big
+  paired_cpu "verify --quiet of 500 state directories of 1-5 MB" "openssl dgst -sha256 of their files" o_fleet v_fleet
+  paired_cpu "verify --quiet --ignore seed-missing of them" "openssl dgst -sha256 of their files" o_fleet m_fleet
+  paired_cpu "inspect of them" "openssl dgst -sha256 of their files" o_fleet i_fleet
+  paired_cpu "inspect of them" "verify --quiet of them" vb_fleet i_fleet
+  paired_cpu "20 × verify --quiet of a 5 MB journal" "20 × openssl dgst -sha256 of it" o_typ v_typ
+}
+
 if [ -n "${TABLE_ONLY:-}" ]; then
   table_bench
   exit 0
 fi
 
-if [ -z "${BASELINE_ONLY:-}" ]; then printf '| size | command | seconds | × wc -l | peak RSS (MiB) |\n|---|---|---|---|---|\n'; fi
+if [ -n "${OPENSSL_ONLY:-}" ]; then SIZES=("${SIZES[-1]}"); fi
+if [ -z "${BASELINE_ONLY:-}${OPENSSL_ONLY:-}" ]; then printf '| size | command | seconds | × wc -l | peak RSS (MiB) |\n|---|---|---|---|---|\n'; fi
 for mib in "${SIZES[@]}"; do
   file="$DIR/journal-${mib}MiB.jsonl"
   [ -f "$file" ] || "$GEN" $((mib * 1024 * 1024)) "$file"
   cat "$file" >/dev/null; cat "$file" >/dev/null
-  if [ -n "${BASELINE_ONLY:-}" ]; then continue; fi
+  if [ -n "${BASELINE_ONLY:-}${OPENSSL_ONLY:-}" ]; then continue; fi
   read -r wc_t wc_m <<<"$(measure wc -l "$file")"
   row() {
     local name=$1; shift
@@ -212,15 +279,7 @@ paired() {
 # A fleet of 500 state directories: a work journal of 500 to 700 kB each
 # (300 MB in all), and the samples' deferred journal and snapshot.
 FLEET=$DIR/fleet
-if [ ! -f "$FLEET/.complete" ]; then
-  rm -rf "$FLEET"
-  for i in $(seq -w 1 500); do
-    mkdir -p "$FLEET/run-$i"
-    "$GEN" $((500000 + (10#$i * 7919) % 200000)) "$FLEET/run-$i/.work_leases.jsonl"
-    cp "$SAMPLES/.dispatch_protocol_deferred.jsonl" "$SAMPLES/.state_tasks.json" "$FLEET/run-$i/"
-  done
-  touch "$FLEET/.complete"
-fi
+make_fleet "$FLEET" 500000 200000 7919
 LARGEST=$DIR/journal-${SIZES[-1]}MiB.jsonl
 nothing() { :; }
 cat_fleet() { cat "$FLEET"/run-*/.[a-z]*; }
@@ -240,11 +299,16 @@ durable_copy() { cp "$LARGEST" "$DIR/copy.jsonl" && sync "$DIR/copy.jsonl"; }
 no_copy() { rm -f "$DIR/copy.jsonl"; }
 verify_largest() { timed "$BIN" verify --quiet "$LARGEST"; }
 compact_output() { timed "$BIN" compact --output "$DIR/compacted.jsonl" "$LARGEST"; }
+# A fresh journal to rewrite, and free memory that was just used: on the
+# development VM the first write into memory the guest has not touched for
+# a while costs about 8 s per GiB in the kernel's copy (the host backs the
+# pages again), where a write into pages just freed costs 0.3 s. Writing
+# and removing a copy first gives both commands of a pair the warm case.
 fresh_copies() {
   rm -f "$DIR/copy.jsonl" "$DIR/compacted.jsonl" "$DIR"/apply/.work_leases.jsonl.bak.*
   mkdir -p "$DIR/apply"
   cp "$LARGEST" "$DIR/apply/.work_leases.jsonl"
-  sync
+  cp "$LARGEST" "$DIR/warm" && sync && rm -f "$DIR/warm"
 }
 compact_apply() { timed "$BIN" compact --apply "$DIR/apply/.work_leases.jsonl"; }
 
@@ -283,6 +347,15 @@ if [ -n "${BASELINE_BIN:-}" ]; then
   if [ -n "${BASELINE_ONLY:-}" ]; then exit 0; fi
 fi
 
+if [ -n "${OPENSSL_ONLY:-}" ]; then
+  openssl_bench "$LARGEST"
+  header
+  paired "compact --apply of ${SIZES[-1]} MiB" "cp + sync FILE" fresh_copies durable_copy compact_apply
+  fresh_copies
+  rm -rf "$DIR/apply" "$DIR/copy.jsonl"
+  exit 0
+fi
+
 header
 cat_fleet >/dev/null
 paired "floor of 500 state directories' files" "cat of their files" nothing cat_fleet floor_fleet
@@ -295,4 +368,5 @@ paired "compact --output of ${SIZES[-1]} MiB" "cp + sync FILE" fresh_copies dura
 paired "compact --apply of ${SIZES[-1]} MiB" "cp + sync FILE" fresh_copies durable_copy compact_apply
 fresh_copies
 rm -rf "$DIR/apply" "$DIR/copy.jsonl"
+openssl_bench "$LARGEST"
 table_bench

@@ -317,9 +317,8 @@ pub fn run_forecast(
         let (file, _) = open::open_regular(path)?;
         let mut hidden = HiddenCount::default();
         let scan = read::scan_journal(path, &file, progress, &mut hidden)?;
-        let mut forecast = forecast(&scan.replay, &scan.summary.tail, now, |p| {
-            Path::new(p).is_file()
-        });
+        let seeds = crate::store::table::SeedFiles::default();
+        let mut forecast = forecast(&scan.replay, &scan.summary.tail, now, |p| seeds.is_file(p));
         forecast.hidden_records = hidden.records;
         forecasts.push(ForecastFile {
             path: path.display().to_string(),

@@ -213,6 +213,42 @@ pub fn is_file(path: &str) -> bool {
     fs::metadata(path).is_ok_and(|m| m.is_file())
 }
 
+/// [`is_file`] for the many seeds of one journal or table, which mostly sit
+/// in a few directories (an AFL queue): once a seed's directory is found
+/// not to be a directory here, the other seeds in it are missing without a
+/// lookup each. A host without the AFL output mounted then costs one or
+/// two lookups per directory instead of one per seed. The kernel resolves
+/// a path's directory before its last component, so a seed whose
+/// directory does not resolve is never a file; a seed with no directory
+/// part is always looked up.
+#[derive(Debug, Default)]
+pub struct SeedFiles {
+    missing_dirs: std::cell::RefCell<std::collections::HashSet<std::path::PathBuf>>,
+}
+
+impl SeedFiles {
+    /// Whether `path` names a regular file here, as [`is_file`] says.
+    pub fn is_file(&self, path: &str) -> bool {
+        let dir = Path::new(path)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = dir
+            && self.missing_dirs.borrow().contains(dir)
+        {
+            return false;
+        }
+        if is_file(path) {
+            return true;
+        }
+        if let Some(dir) = dir
+            && !fs::metadata(dir).is_ok_and(|m| m.is_dir())
+        {
+            self.missing_dirs.borrow_mut().insert(dir.to_path_buf());
+        }
+        false
+    }
+}
+
 /// This host's node name, as `os.uname().nodename` gives it.
 pub fn node_name() -> Option<String> {
     rustix::system::uname()
@@ -233,4 +269,49 @@ pub fn held_locks(proc_locks: Option<&str>, dev: u64) -> Vec<(u64, i64)> {
     proc_locks.map_or_else(Vec::new, |text| {
         crate::store::lock::held_on_device(text, dev).collect()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The seeds of a missing directory are missing, with one lookup of
+    /// the directory; files, files beside no directory part and files in a
+    /// directory that appears later are still found.
+    #[test]
+    fn seed_files_answer_as_is_file_does() {
+        let dir = std::env::temp_dir().join(format!("leasejournal-seeds-{}", std::process::id()));
+        fs::create_dir_all(dir.join("queue")).unwrap();
+        fs::write(dir.join("queue/id:000001"), b"seed").unwrap();
+        let at = |rel: &str| dir.join(rel).display().to_string();
+        let seeds = SeedFiles::default();
+        assert!(seeds.is_file(&at("queue/id:000001")));
+        assert!(!seeds.is_file(&at("queue/id:000002")));
+        assert!(!seeds.is_file(&at("queue")), "a directory is not a file");
+        assert!(!seeds.is_file(&at("gone/id:000001")));
+        assert!(seeds.missing_dirs.borrow().contains(&dir.join("gone")));
+        assert!(!seeds.is_file(&at("gone/id:000002")));
+        assert!(
+            !seeds.is_file(&at("queue/id:000001/x")),
+            "a file's path is no directory"
+        );
+        assert!(
+            seeds
+                .missing_dirs
+                .borrow()
+                .contains(&dir.join("queue/id:000001"))
+        );
+        // Paths that go through the missing directory are missing too.
+        assert!(!seeds.is_file(&at("gone/../queue/id:000001")));
+        assert!(!seeds.is_file(""));
+        assert!(!seeds.is_file("no-directory-part-here"));
+        assert!(
+            seeds
+                .missing_dirs
+                .borrow()
+                .iter()
+                .all(|d| !d.as_os_str().is_empty())
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -244,21 +244,30 @@ pub fn is_float_repr(text: &str, f: f64) -> bool {
 }
 
 /// The value of `text` when `text` is Python's `repr` of it (finite), else
-/// `None`. Most times and payload floats are short fixed-notation decimals,
-/// which are checked, and usually valued, by their digits alone
-/// (`short_fixed_repr`).
+/// `None`. Most times and payload floats are fixed-notation decimals
+/// ([`fixed_decimal`]): those of at most 15 significant digits are checked,
+/// and usually valued, by their digits alone; longer ones, such as times of
+/// about seven decimals, are parsed and then checked by exact integer
+/// arithmetic ([`ShortFixed::is_repr_of`]) instead of writing the repr out
+/// and comparing. Anything else is written out and compared.
 pub fn float_repr_value(text: &[u8]) -> Option<f64> {
-    if let Some(short) = short_fixed_repr(text) {
-        return short
-            .value()
-            .or_else(|| std::str::from_utf8(text).ok()?.parse().ok());
+    if let Some(fixed) = fixed_decimal(text) {
+        if fixed.significant <= 15 {
+            return fixed
+                .value()
+                .or_else(|| std::str::from_utf8(text).ok()?.parse().ok());
+        }
+        let value: f64 = std::str::from_utf8(text).ok()?.parse().ok()?;
+        if let Some(canonical) = fixed.is_repr_of(value) {
+            return canonical.then_some(value);
+        }
     }
     let text = std::str::from_utf8(text).ok()?;
     let value: f64 = text.parse().ok()?;
     (value.is_finite() && is_float_repr(text, value)).then_some(value)
 }
 
-/// A decimal in the form [`short_fixed_repr`] accepts, as its digits read
+/// A decimal in the form [`fixed_decimal`] accepts, as its digits read
 /// as one integer and the number of them after the point.
 struct ShortFixed {
     negative: bool,
@@ -266,6 +275,10 @@ struct ShortFixed {
     digits: Option<u64>,
     /// Digits after the point.
     scale: usize,
+    /// Significant digits (at least 1).
+    significant: usize,
+    /// Whether the digits after the point are a lone `0`.
+    point_zero: bool,
 }
 
 impl ShortFixed {
@@ -281,17 +294,85 @@ impl ShortFixed {
         let value = digits as f64 / POW10.get(self.scale)?;
         Some(if self.negative { -value } else { value })
     }
+
+    /// Whether this decimal of 16 to 19 significant digits (a time of
+    /// about seven decimals has 17) is Python's `repr` of `value`, its
+    /// value, decided with exact integer arithmetic instead of writing the
+    /// repr out; `None` where the arithmetic does not apply (a power of two,
+    /// an exact tie, a magnitude outside 2^-60..2^53, a lone `.0`), which
+    /// the caller checks the slow way.
+    ///
+    /// `repr` writes the shortest decimal that reads back as `value`, and
+    /// of those the nearest. With `value = m·2^-k`, the decimal `D·10^-s`
+    /// written here is that repr exactly when (1) `D` is the integer
+    /// nearest to `m·10^s/2^k` (so no other decimal of this scale is
+    /// nearer), and (2) neither neighbour of `D·10^-s` at scale `s - 1`
+    /// reads back as `value`: if any shorter decimal did, one of those two
+    /// would, as the interval that reads back as `value` is convex. That
+    /// interval is `value ± 2^-k/2`, its ends included when `m` is even
+    /// (round-half-even). A neighbour at scale `s - 1` that crosses a power
+    /// of ten means the power of ten itself reads back, which is shorter
+    /// still, so the rule holds at decade edges too.
+    fn is_repr_of(&self, value: f64) -> Option<bool> {
+        let digits = u128::from(self.digits?);
+        if self.point_zero || self.scale == 0 || self.scale > 19 {
+            return None;
+        }
+        let bits = value.abs().to_bits();
+        let (exponent, fraction) = ((bits >> 52) & 0x7FF, bits & ((1 << 52) - 1));
+        if exponent == 0 || exponent == 0x7FF || fraction == 0 {
+            // Subnormal, not finite, or a power of two (whose interval is
+            // narrower below than above).
+            return None;
+        }
+        let m = u128::from(fraction | 1 << 52);
+        let e = exponent as i32 - 1075;
+        if !(-60..0).contains(&e) {
+            return None;
+        }
+        let k = e.unsigned_abs();
+        let p10 = 10u128.pow(self.scale as u32);
+        // m < 2^53 and 10^s < 2^64: the product fits.
+        let p = m * p10;
+        let (half, rem) = (1u128 << (k - 1), p & ((1u128 << k) - 1));
+        if rem == half {
+            return None;
+        }
+        if (p >> k) + u128::from(rem > half) != digits {
+            return Some(false);
+        }
+        // value ± half an ulp, times 10^s·2^(k+1); a neighbour T at scale
+        // s - 1 is 10·T·10^-s, times the same: 10·T·2^(k+1) (< 2^125).
+        let (low, high) = ((2 * m - 1) * p10, (2 * m + 1) * p10);
+        let reads_back = |t: u128| {
+            let at = (10 * t) << (k + 1);
+            if m % 2 == 0 {
+                low <= at && at <= high
+            } else {
+                low < at && at < high
+            }
+        };
+        let below = digits / 10;
+        Some(!(reads_back(below) || reads_back(below + 1)))
+    }
 }
 
-/// Recognises a decimal that Python's `repr` writes as itself, from its
-/// digits: fixed notation (`[-]I.F`, no leading zero in `I`, no trailing
-/// zero in `F` unless `F` is a lone `0` after a non-zero `I`), at most 15
-/// significant digits, and a magnitude in [1e-4, 1e16) (where `repr` uses
-/// fixed notation). A decimal of at most 15 significant digits (`DBL_DIG`)
-/// is the only such decimal that rounds to its double, so it is the
-/// shortest, and `repr` writes exactly its digits. `None` for anything
-/// else, which the caller checks the slow way.
+/// [`fixed_decimal`]'s decimals of at most 15 significant digits: those
+/// `repr` writes as themselves, as the unit tests check.
+#[cfg(test)]
 fn short_fixed_repr(text: &[u8]) -> Option<ShortFixed> {
+    fixed_decimal(text).filter(|f| f.significant <= 15)
+}
+
+/// A decimal in the layout `repr` uses for fixed notation: `[-]I.F`, no
+/// leading zero in `I`, no trailing zero in `F` unless `F` is a lone `0`
+/// after a non-zero `I`, 1 to 19 significant digits, and a magnitude in
+/// [1e-4, 1e16) (where `repr` uses fixed notation); `None` for anything
+/// else. Of at most 15 significant digits (`DBL_DIG`), it is the only such
+/// decimal that rounds to its double, so it is the shortest and `repr`
+/// writes exactly its digits; a longer one is `repr` only when
+/// [`ShortFixed::is_repr_of`] says so.
+fn fixed_decimal(text: &[u8]) -> Option<ShortFixed> {
     let negative = text.first() == Some(&b'-');
     let b = if negative { &text[1..] } else { text };
     // One pass: every byte a digit but one point, and the digits as an
@@ -332,10 +413,12 @@ fn short_fixed_repr(text: &[u8]) -> Option<ShortFixed> {
         }
         frac.len() - zeros
     };
-    (1..=15).contains(&significant).then_some(ShortFixed {
+    (1..=19).contains(&significant).then_some(ShortFixed {
         negative,
         digits,
         scale: frac.len(),
+        significant,
+        point_zero: frac == b"0",
     })
 }
 
@@ -503,6 +586,84 @@ mod tests {
                 "{repr}0"
             );
         }
+    }
+
+    /// The exact check of 16- to 19-digit decimals agrees with writing the
+    /// repr out: on the reprs of times with about seven decimals and of
+    /// doubles of every magnitude in fixed notation, and on each of them
+    /// with the last digit moved by one, dropped, or one digit added (the
+    /// strings a writer other than Python's `repr` makes).
+    #[test]
+    fn long_fixed_reprs_agree_with_the_repr() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut exact_long, mut checked, mut decided) = (0, 0, 0);
+        let mut check = |text: &str| {
+            let Ok(value) = text.parse::<f64>() else {
+                return;
+            };
+            let want = (value.is_finite() && float_repr(value) == text).then_some(value.to_bits());
+            let got = float_repr_value(text.as_bytes()).map(f64::to_bits);
+            assert_eq!(got, want, "{text}: repr is {}", float_repr(value));
+            checked += 1;
+            decided += usize::from(
+                fixed_decimal(text.as_bytes())
+                    .filter(|f| f.significant > 15)
+                    .and_then(|f| f.is_repr_of(value))
+                    .is_some(),
+            );
+        };
+        for round in 0..400_000u64 {
+            let value = match round % 4 {
+                // A time.time() of 2025-2027, microseconds and below.
+                0 | 1 => 1.7e9 + (next() % 100_000_000_000_000) as f64 / 1e6,
+                // Any double in fixed notation's range (and around it).
+                2 => f64::from_bits(
+                    next() % (0x4350_0000_0000_0000 - 0x3f00_0000_0000_0000)
+                        + 0x3f00_0000_0000_0000,
+                ),
+                // Near powers of ten and of two, where intervals are odd.
+                _ => {
+                    let base = if next() % 2 == 0 {
+                        10f64.powi((next() % 20) as i32 - 4)
+                    } else {
+                        2f64.powi((next() % 100) as i32 - 40)
+                    };
+                    f64::from_bits(base.to_bits().wrapping_add(next() % 5).wrapping_sub(2))
+                }
+            };
+            let repr = float_repr(value);
+            if repr.contains('e') {
+                continue;
+            }
+            let digits = repr.trim_start_matches('-').replace('.', "");
+            exact_long += usize::from(digits.trim_start_matches('0').len() >= 16);
+            check(&repr);
+            let last = repr.as_bytes()[repr.len() - 1];
+            for other in [last.wrapping_sub(1), last + 1] {
+                if other.is_ascii_digit() {
+                    let mut t = repr.clone().into_bytes();
+                    *t.last_mut().unwrap() = other;
+                    check(std::str::from_utf8(&t).unwrap());
+                }
+            }
+            if repr.len() > 3 && !repr.ends_with(".0") {
+                check(&repr[..repr.len() - 1]);
+            }
+            check(&format!("{repr}{}", 1 + next() % 9));
+        }
+        assert!(
+            exact_long > 150_000,
+            "most cases are long reprs: {exact_long}"
+        );
+        assert!(checked > 1_200_000, "{checked}");
+        // The exact arithmetic, not the fallback, decides most of them.
+        assert!(decided > checked / 2, "{decided} of {checked}");
     }
 
     #[test]

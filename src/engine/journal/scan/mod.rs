@@ -113,10 +113,16 @@ pub struct ScanOptions {
 }
 
 impl Default for ScanOptions {
+    /// In parallel, in 256 KiB blocks. Smaller blocks than the 1 MiB used
+    /// before: a group's buffers are reused once replayed, so a small file
+    /// faults in fewer fresh pages (a 5 MB journal's `verify` went from
+    /// about 11.5 to 9.5 ms, its page faults from 2,400 to fewer), a 1 GiB
+    /// journal's peak memory fell by 6 MiB, and its time stayed within
+    /// noise (docs/verify-profile.md). 128 KiB measured the same as 256.
     fn default() -> Self {
         ScanOptions {
             parallel: true,
-            block_size: 1 << 20,
+            block_size: 256 << 10,
         }
     }
 }
