@@ -364,7 +364,20 @@ pub fn command_with_examples() -> clap::Command {
     cmd
 }
 
-fn render(cmd: clap::Command, name: &str) -> Vec<u8> {
+fn render(cmd: clap::Command, name: &str, pages: &[String]) -> Vec<u8> {
+    // The operands that take many values, shown as `<PATH>...` in the
+    // synopsis (clap_mangen shows each once).
+    let many: Vec<String> = cmd
+        .get_positionals()
+        .filter(|a| a.get_num_args().is_some_and(|n| n.max_values() > 1))
+        .map(|a| {
+            a.get_value_names()
+                .and_then(|v| v.first())
+                .map_or_else(|| a.get_id().as_str().to_uppercase(), ToString::to_string)
+        })
+        .collect();
+    // `help` is clap's, and has no page of its own.
+    let cmd = cmd.disable_help_subcommand(true);
     let man = Man::new(cmd)
         .date("")
         .source(format!("leasejournal {}", env!("CARGO_PKG_VERSION")));
@@ -408,16 +421,83 @@ fn render(cmd: clap::Command, name: &str) -> Vec<u8> {
                 ))]);
         }
     }
+    roff.control("SH", ["SEE ALSO"]);
+    let own = if name == "leasejournal" {
+        name.to_string()
+    } else {
+        format!("leasejournal-{name}")
+    };
+    let others: Vec<&String> = pages.iter().filter(|p| **p != own).collect();
+    for (i, page) in others.iter().enumerate() {
+        let comma = if i + 1 < others.len() { "," } else { "" };
+        roff.text([bold(page.as_str()), roman(format!("(1){comma}"))]);
+    }
     out.extend_from_slice(roff.render().as_bytes());
+    let mut page = String::from_utf8_lossy(&out).into_owned();
+    if let Some(at) = page.find(".SH SYNOPSIS\n") {
+        let start = at + ".SH SYNOPSIS\n".len();
+        let end = page[start..].find('\n').map_or(page.len(), |n| start + n);
+        let mut synopsis = page[start..end].to_string();
+        for value in &many {
+            let operand = format!("<\\fI{value}\\fR>");
+            synopsis = synopsis.replace(&operand, &format!("{operand}..."));
+        }
+        page.replace_range(start..end, &synopsis);
+    }
+    portable(&page).into_bytes()
+}
+
+/// A page that `groff -ww -z -man` reads without a warning, as the tests
+/// check: every character beyond ASCII as its `\[uXXXX]` escape (groff
+/// reads input as Latin-1 unless told otherwise), and a break point (`\:`,
+/// which prints nothing) after each comma, slash and bar of a word too
+/// long to fit a line (the JSON sections' field lists, long paths), which
+/// groff could otherwise neither break nor adjust, in text aligned left.
+fn portable(page: &str) -> String {
+    const LONG: usize = 30;
+    let mut out = String::with_capacity(page.len() + page.len() / 16);
+    for line in page.split_inclusive('\n') {
+        if line.starts_with(".SH") && !out.contains("\n.ad l\n") {
+            // Left-aligned, not justified: a line broken only at those
+            // break points has no space to stretch. No hyphenation either:
+            // command names and options stay whole.
+            out.push_str(".ad l\n.nh\n");
+        }
+        let text = !line.starts_with('.') && !line.starts_with('\'');
+        for (i, word) in line.split(' ').enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            let breakable = text && word.chars().count() > LONG;
+            for c in word.chars() {
+                if c.is_ascii() {
+                    out.push(c);
+                    if breakable && matches!(c, ',' | '/' | '|') {
+                        out.push_str("\\:");
+                    }
+                } else {
+                    out.push_str(&format!("\\[u{:04X}]", u32::from(c)));
+                }
+            }
+        }
+    }
     out
 }
 
 /// Every page: (file name, contents).
 pub fn pages() -> Vec<(String, Vec<u8>)> {
     let cmd = Cli::command();
+    let subcommands: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .filter(|n| n != "help")
+        .collect();
+    let names: Vec<String> = std::iter::once("leasejournal".to_string())
+        .chain(subcommands.iter().map(|n| format!("leasejournal-{n}")))
+        .collect();
     let mut pages = vec![(
         "leasejournal.1".to_string(),
-        render(cmd.clone(), "leasejournal"),
+        render(cmd.clone(), "leasejournal", &names),
     )];
     for sub in cmd.get_subcommands() {
         let name = sub.get_name().to_string();
@@ -426,7 +506,7 @@ pub fn pages() -> Vec<(String, Vec<u8>)> {
             .clone()
             .name(full.clone())
             .bin_name(format!("leasejournal {name}"));
-        pages.push((format!("{full}.1"), render(sub, &name)));
+        pages.push((format!("{full}.1"), render(sub, &name, &names)));
     }
     pages
 }

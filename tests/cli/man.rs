@@ -17,7 +17,7 @@ fn man_pages_match_the_code() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
     let bless = std::env::var_os("LEASEJOURNAL_BLESS").is_some();
     let pages = man::pages();
-    let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
+    let names: Vec<String> = pages.iter().map(|(n, _)| n.clone()).collect();
     assert_eq!(
         names,
         [
@@ -49,6 +49,70 @@ fn man_pages_match_the_code() {
         let text = String::from_utf8(content).unwrap();
         assert!(text.contains(".SH \"EXIT STATUS\""), "{name}");
         assert!(text.contains(".SH EXAMPLES"), "{name}");
+        // Every other page is named, and no page that does not exist.
+        let see_also = &text[text.find(".SH \"SEE ALSO\"").expect("SEE ALSO")..];
+        for other in names.iter().filter(|n| **n != name) {
+            let stem = other.trim_end_matches(".1").replace('-', "\\-");
+            assert!(
+                see_also.contains(&format!("\\fB{stem}\\fR(1)")),
+                "{name} names {other}"
+            );
+        }
+        assert!(!text.contains("help(1)"), "{name}: there is no help page");
+        // The commands that take many paths say so.
+        let synopsis = text
+            .split(".SH SYNOPSIS\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap();
+        let many = ["inspect", "verify", "repair"]
+            .iter()
+            .any(|c| name == format!("leasejournal-{c}.1"));
+        assert_eq!(
+            synopsis.contains("<\\fIPATH\\fR>..."),
+            many,
+            "{name}: {synopsis}"
+        );
+    }
+}
+
+/// Every page renders with no warning from `groff -ww -z -man` (all
+/// warnings on, output discarded): no character groff cannot read, no line
+/// it cannot break or adjust. `.ci/run` installs groff where it is missing.
+#[test]
+fn man_pages_render_without_warnings() {
+    let probe = std::process::Command::new("groff")
+        .arg("--version")
+        .output();
+    if probe.is_err() {
+        eprintln!("groff is not installed: man_pages_render_without_warnings skipped");
+        return;
+    }
+    let pages = man::pages();
+    assert_eq!(pages.len(), 12);
+    for (name, content) in pages {
+        assert!(content.is_ascii(), "{name} is ASCII, escapes for the rest");
+        let mut child = std::process::Command::new("groff")
+            .args(["-ww", "-z", "-man"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(&content).unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "groff failed on {name}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "",
+            "groff's warnings on {name}"
+        );
     }
 }
 
