@@ -48,10 +48,7 @@ impl clap::builder::TypedValueParser for CodeParser {
         if let Some(code) = Code::parse(&text) {
             return Ok(code);
         }
-        let hint = match Code::suggest(&text) {
-            Some(known) => format!("; did you mean {known}?"),
-            None => String::new(),
-        };
+        let hint = did_you_mean(&Code::suggest(&text));
         let arg = arg.map_or("CODE".to_string(), |a| a.to_string());
         let mut cmd = cmd.clone();
         Err(clap::Error::raw(
@@ -72,6 +69,24 @@ impl clap::builder::TypedValueParser for CodeParser {
                 .map(|c| clap::builder::PossibleValue::new(c.as_str())),
         ))
     }
+}
+
+/// "; did you mean a, b or c?" for the codes a text could mean (at most
+/// six named, then how many more), or nothing.
+fn did_you_mean(codes: &[Code]) -> String {
+    const NAMED: usize = 6;
+    let names: Vec<&str> = codes.iter().take(NAMED).map(|c| c.as_str()).collect();
+    let list = match (names.split_last(), codes.len() > NAMED) {
+        (None, _) => return String::new(),
+        (Some((last, [])), _) => (*last).to_string(),
+        (Some(_), true) => format!(
+            "{} or one of {} more",
+            names.join(", "),
+            codes.len() - NAMED
+        ),
+        (Some((last, rest)), false) => format!("{} or {last}", rest.join(", ")),
+    };
+    format!("; did you mean {list}?")
 }
 
 /// Runs `explain`.

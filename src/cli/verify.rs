@@ -84,8 +84,12 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let kind = args.kind.map(KindArg::kind);
     let next = args.check.next.next_start();
     let (report, exit) = verify::verify(&args.paths, kind, &settings, &next, &bars);
-    for error in &report.errors {
-        super::tell(format_args!("{}", error.cause));
+    // The human report names each path it could not check ("could not
+    // check …"); without it (--quiet, JSON) stderr says so, once either way.
+    if format != Format::Table {
+        for error in &report.errors {
+            super::tell(format_args!("{}", error.cause));
+        }
     }
     if !args.quiet {
         args.output.emit(out, &report, |out, styles| {

@@ -140,12 +140,14 @@ pub fn verify(out: &mut dyn Write, r: &VerifyReport, s: &Styles) -> io::Result<(
             hidden.join(", ")
         )?;
     }
-    writeln!(
-        out,
-        "checked {}; {} cannot be checked from files",
-        r.checked.join(" "),
-        r.not_checkable.join(" and ")
-    )?;
+    if !r.checked.is_empty() {
+        writeln!(
+            out,
+            "checked {}; {} cannot be checked from files",
+            r.checked.join(" "),
+            r.not_checkable.join(" and ")
+        )?;
+    }
     let totals_of = |n: &dyn Fn(Severity) -> u64| {
         format!(
             "{}, {}, {} info",

@@ -876,6 +876,13 @@ fn several_paths_worst_exit_and_unreadable_ones() {
         }]
     );
     assert_eq!(v.targets.len(), 1);
+    assert_eq!(v.checked, ["L1", "L2", "L4", "L5", "L6"]);
+    // Nothing read claims no invariant checked.
+    let (exit, v) = verify_json(&[], &[PathBuf::from("/nonexistent/state")]);
+    assert_eq!(
+        (exit, v.verdict, v.checked.len()),
+        (2, Verdict::Incomplete, 0)
+    );
     golden::assert_case("verify.several-paths");
 }
 
@@ -939,6 +946,15 @@ fn explain_prints_the_catalog_entry() {
         .assert()
         .code(2)
         .stderr("error: invalid value 'torn-tial' for '[CODE]': not a finding code; did you mean torn-tail? (leasejournal explain lists them all)\n\nUsage: leasejournal explain [OPTIONS] [CODE]\n\nFor more information, try '--help'.\n");
+    // A word of a code names every code that has it; many are cut short.
+    lj().args(["explain", "torn"])
+        .assert()
+        .code(2)
+        .stderr("error: invalid value 'torn' for '[CODE]': not a finding code; did you mean torn-tail or ledger-torn-tail? (leasejournal explain lists them all)\n\nUsage: leasejournal explain [OPTIONS] [CODE]\n\nFor more information, try '--help'.\n");
+    lj().args(["explain", "snapshot"])
+        .assert()
+        .code(2)
+        .stderr("error: invalid value 'snapshot' for '[CODE]': not a finding code; did you mean snapshot-corrupt, snapshot-legacy-clock, snapshot-inherited-lease, snapshot-dropped-entry, snapshot-truncated, snapshot-non-finite or one of 2 more? (leasejournal explain lists them all)\n\nUsage: leasejournal explain [OPTIONS] [CODE]\n\nFor more information, try '--help'.\n");
     // No code: the catalog, as --list prints it.
     let list = lj().args(["explain", "--list"]).output().unwrap();
     lj().arg("explain")
@@ -1498,7 +1514,8 @@ fn several_paths_end_with_the_ones_that_are_not_a_go() {
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        format!("leasejournal: {runbook}: {why}\n")
+        "",
+        "said once, in the report"
     );
     assert!(stdout.contains(&format!("could not check {runbook}: {why}\n")));
 }
@@ -1682,6 +1699,22 @@ fn an_empty_file_of_no_known_name_is_refused_as_unknown_bytes_are() {
     ] {
         let out = lj()
             .args(["verify", "--now", NOW])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!(
+                "could not check {}: {why}\n\
+                 verdict: incomplete, a path could not be checked (0 errors, 0 warnings, 0 info)\n",
+                path.display()
+            )
+        );
+        // Without the report, stderr says it.
+        let out = lj()
+            .args(["verify", "--quiet", "--now", NOW])
             .arg(path)
             .output()
             .unwrap();

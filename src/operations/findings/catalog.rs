@@ -533,15 +533,31 @@ impl Code {
         Code::ALL.iter().copied().find(|c| c.as_str() == text)
     }
 
-    /// The code most like `text`, if one is close enough to be a
-    /// misspelling (the "did you mean" of `--ignore` and `explain`).
-    pub fn suggest(text: &str) -> Option<Code> {
-        Code::ALL
+    /// The codes `text` could mean (the "did you mean" of `--ignore` and
+    /// `explain`): the one most like it, if one is close enough to be a
+    /// misspelling, then every code that has each of its words (`torn`:
+    /// torn-tail, ledger-torn-tail), in catalog order.
+    pub fn suggest(text: &str) -> Vec<Code> {
+        let nearest = Code::ALL
             .iter()
             .map(|&c| (strsim::damerau_levenshtein(text, c.as_str()), c.as_str(), c))
             .filter(|(distance, name, _)| *distance <= 2.max(name.len() / 4))
             .min_by_key(|&(distance, name, _)| (distance, name))
-            .map(|(_, _, c)| c)
+            .map(|(_, _, c)| c);
+        let words: Vec<&str> = text
+            .split(['-', '_', ' '])
+            .filter(|w| !w.is_empty())
+            .collect();
+        let mut out: Vec<Code> = nearest.into_iter().collect();
+        if !words.is_empty() {
+            for &c in Code::ALL {
+                let parts: Vec<&str> = c.as_str().split('-').collect();
+                if words.iter().all(|w| parts.contains(w)) && !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        out
     }
 }
 
@@ -786,8 +802,15 @@ mod tests {
 
     #[test]
     fn a_misspelt_code_suggests_the_nearest() {
-        assert_eq!(Code::suggest("torn-tial"), Some(Code::TornTail));
-        assert_eq!(Code::suggest("snapshot"), None);
+        assert_eq!(Code::suggest("torn-tial"), [Code::TornTail]);
+        assert_eq!(
+            Code::suggest("torn"),
+            [Code::TornTail, Code::LedgerTornTail]
+        );
+        assert_eq!(Code::suggest("no-such-thing"), []);
+        let snapshot = Code::suggest("snapshot");
+        assert_eq!(snapshot.len(), 8, "{snapshot:?}");
+        assert!(snapshot.iter().all(|c| c.as_str().starts_with("snapshot-")));
     }
 
     #[test]

@@ -128,7 +128,8 @@ pub fn verify(
             .into_iter()
             .map(|(file, counts)| FileCounts { file, counts })
             .collect(),
-        checked: CHECKED,
+        // Nothing read, nothing checked.
+        checked: if targets.is_empty() { &[] } else { CHECKED },
         not_checkable: NOT_CHECKABLE,
         targets,
         errors,

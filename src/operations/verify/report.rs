@@ -385,7 +385,7 @@ pub struct VerifyReport {
     pub severities: BTreeMap<Severity, u64>,
     /// Exact counts per file and code, files in the order they were read.
     pub files: Vec<FileCounts>,
-    /// F314 invariants checked.
+    /// F314 invariants checked (none when no path could be read).
     pub checked: &'static [&'static str],
     /// Invariants files cannot show.
     pub not_checkable: &'static [&'static str],
