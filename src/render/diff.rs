@@ -74,6 +74,18 @@ fn entity(c: &Change, v: &Json, monotonic: bool) -> String {
     }
 }
 
+/// A delta's duration: under a minute to the millisecond (3.5 → 9.0 is
+/// `5.5s`, where whole seconds would say `5s`), else in its two largest
+/// units.
+fn short_duration(seconds: f64) -> String {
+    if seconds < 60.0 && seconds.fract() != 0.0 {
+        let text = format!("{seconds:.3}");
+        format!("{}s", text.trim_end_matches('0').trim_end_matches('.'))
+    } else {
+        duration(seconds)
+    }
+}
+
 fn delta(c: &Change) -> String {
     let Some(d) = &c.delta else {
         return String::new();
@@ -87,7 +99,7 @@ fn delta(c: &Change) -> String {
     );
     if timed {
         let sign = if f < 0.0 { "-" } else { "+" };
-        format!("{sign}{}", duration(f.abs()))
+        format!("{sign}{}", short_duration(f.abs()))
     } else if d.is_i64() || d.is_u64() {
         format!("{:+}", d.as_i64().unwrap_or(0))
     } else {

@@ -83,12 +83,14 @@ fn journal(out: &mut dyn Write, t: &JournalTimeline, ascii: bool, s: &Styles) ->
     let (last, legacy) = (bucket_of(t.last_record), bucket_of(t.legacy_end));
     let marks: String = (0..t.completions.len())
         .map(|b| {
-            if Some(b) == last {
+            // Reclaims are drawn wherever they are, the last bucket too;
+            // the legend then says the last record is under the R.
+            if t.reclaims[b] > 0 {
+                'R'
+            } else if Some(b) == last {
                 'X'
             } else if Some(b) == legacy {
                 'L'
-            } else if t.reclaims[b] > 0 {
-                'R'
             } else {
                 ' '
             }
@@ -101,13 +103,24 @@ fn journal(out: &mut dyn Write, t: &JournalTimeline, ascii: bool, s: &Styles) ->
         marks.trim_end(),
         width = LABEL - 1
     )?;
+    let legacy_under_r = if legacy.is_some_and(|b| t.reclaims[b] > 0) {
+        " (in a bucket drawn as R)"
+    } else {
+        ""
+    };
     writeln!(
         out,
-        "  R {} {dot} L the legacy clock ends",
+        "  R {} {dot} L the legacy clock ends{legacy_under_r}",
         crate::operations::numbers::plural(t.reclaims.iter().sum(), "reclaim", "reclaims")
     )?;
+    let under_r = last.is_some_and(|b| t.reclaims[b] > 0);
     match t.last_record {
-        Some(last) => writeln!(out, "  X the last record, {}", utc(last)),
+        Some(time) if under_r => writeln!(
+            out,
+            "  X the last record, {} (its bucket has reclaims: drawn as R)",
+            utc(time)
+        ),
+        Some(time) => writeln!(out, "  X the last record, {}", utc(time)),
         None => Ok(()),
     }
 }

@@ -178,7 +178,10 @@ fn repair_body(out: &mut dyn Write, p: &repair::Plan, kept: &str, s: &Styles) ->
     tail_line(out, &p.tail, kept, s)?;
     for g in &p.salvaged {
         let hidden = match g.hidden {
-            Hidden::Glued => format!("glued onto a torn fragment of {} bytes", g.fragment_bytes),
+            Hidden::Glued => format!(
+                "glued onto a torn fragment of {}",
+                plural(g.fragment_bytes as u64, "byte", "bytes")
+            ),
             Hidden::Bom => "behind a byte order mark".to_string(),
             Hidden::ZeroFill => format!(
                 "followed by {}",

@@ -307,7 +307,10 @@ fn a_change_that_changes_nothing_keeps_no_backup() {
         .len();
     assert_eq!(
         finding.message,
-        format!("1 backup or export left by leasejournal, {size} bytes in all: {backup}")
+        format!(
+            "1 backup or export left by leasejournal, {} bytes in all: {backup}",
+            leasejournal::operations::numbers::count(size)
+        )
     );
 }
 

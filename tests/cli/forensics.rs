@@ -683,3 +683,52 @@ fn the_end_state_spans_a_directorys_journals() {
         .collect();
     assert_eq!(got, expected);
 }
+
+/// A reclaim in the last bucket is drawn as R there (it used to be hidden
+/// under the last record's X), and the legend says where the X went.
+#[test]
+fn the_timeline_draws_a_reclaim_in_the_last_bucket() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".work_leases.jsonl");
+    let (a, b) = (r#"{"path":"/q/a"}"#, r#"{"path":"/q/b"}"#);
+    let id =
+        |p: &str| leasejournal::engine::journal::WorkId::of_canonical(p.as_bytes()).to_string();
+    let mut journal = crate::support::lease_of(a, 1, 1754550000.0);
+    journal.extend_from_slice(
+        format!("{{\"clock\":\"unix\",\"id\":\"{}\",\"op\":\"done\",\"time\":1754550005.0,\"worker\":1}}\n", id(a)).as_bytes(),
+    );
+    journal.extend(crate::support::lease_of(b, 2, 1754550010.0));
+    journal.extend_from_slice(
+        format!(
+            "{{\"clock\":\"unix\",\"id\":\"{}\",\"op\":\"reclaim\",\"time\":1754550059.0}}\n",
+            id(b)
+        )
+        .as_bytes(),
+    );
+    std::fs::write(&path, &journal).unwrap();
+    let out = lj()
+        .args(["inspect", "--timeline", "--ascii"])
+        .arg(&path)
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let marks = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("marks"))
+        .unwrap();
+    assert!(marks.ends_with('R'), "{text}");
+    assert!(!marks.contains('X'), "{text}");
+    assert!(
+        text.contains(
+            "X the last record, 2025-08-07 07:00:59 UTC (its bucket has reclaims: drawn as R)\n"
+        ),
+        "{text}"
+    );
+}

@@ -1692,3 +1692,38 @@ fn output_and_check_say_what_they_do() {
         .stderr("")
         .stdout("recover no journal: resume has no lease to reclaim and nothing to requeue\n");
 }
+
+/// A journal named by its bare file name is backed up under a bare name
+/// too: the path printed is the one a shell in that directory takes, with
+/// no `./` in front.
+#[test]
+fn a_bare_file_names_backup_is_printed_bare() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(
+        fixture("fidelity/j008/journal.jsonl"),
+        dir.path().join("j.jsonl"),
+    )
+    .unwrap();
+    let out = lj()
+        .current_dir(dir.path())
+        .args(["repair", "--apply", "j.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let backups: Vec<String> = crate::support::names(dir.path())
+        .into_iter()
+        .filter(|n| n.starts_with("j.jsonl.bak."))
+        .collect();
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        format!("leasejournal: backed up j.jsonl to {}\n", backups[0])
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("; backup {}\n", backups[0])),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("./"), "{stdout}");
+}

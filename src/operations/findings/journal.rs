@@ -526,8 +526,8 @@ fn ignored_message(event: &LineEvent<'_>, reason: IgnoreReason) -> String {
             record.id
         ),
         (LineKind::Corrupt { .. }, _) if reason == IgnoreReason::TornTail => format!(
-            "{} bytes without a terminator that do not parse: a crash mid-append",
-            event.content.len()
+            "{} without a terminator that do not parse: a crash mid-append",
+            plural(event.content.len() as u64, "byte", "bytes")
         ),
         (LineKind::Corrupt { reason, .. }, _) => match reason {
             CorruptReason::Syntax(m) => format!("not JSON: {m}"),
@@ -720,7 +720,12 @@ fn tail_findings(findings: &mut Findings, summary: &Summary, file: &str, s: &Set
                 offset: Some(tail.offset + tail.bytes - n),
                 id: None,
             },
-            || format!("{n} NUL bytes at the end of the file"),
+            || {
+                format!(
+                    "{} at the end of the file",
+                    plural(n, "NUL byte", "NUL bytes")
+                )
+            },
         );
     }
     if summary.tail.state == journal::TailState::Unterminated {
@@ -736,8 +741,8 @@ fn tail_findings(findings: &mut Findings, summary: &Summary, file: &str, s: &Set
             },
             || {
                 format!(
-                    "the last record ({} bytes) has no newline: the next append glues onto it",
-                    tail.bytes
+                    "the last record ({}) has no newline: the next append glues onto it",
+                    plural(tail.bytes, "byte", "bytes")
                 )
             },
         );

@@ -4,7 +4,7 @@
 use super::Settings;
 use super::catalog::{At, Code, Findings, Id};
 use crate::engine::snapshot;
-use crate::operations::numbers::plural_unseparated;
+use crate::operations::numbers::{plural, plural_unseparated};
 use crate::store::lock::{Holder, LockState};
 use crate::store::statedir::TempFile;
 
@@ -142,12 +142,13 @@ pub fn directory(
         let bytes: u64 = backups.iter().map(|b| b.bytes).sum();
         f.add(s, Code::LeasejournalBackups, dir, At::default(), || {
             format!(
-                "{} left by leasejournal, {bytes} bytes in all: {}",
+                "{} left by leasejournal, {} in all: {}",
                 if backups.len() == 1 {
                     "1 backup or export".to_string()
                 } else {
                     format!("{} backups and exports", backups.len())
                 },
+                plural(bytes, "byte", "bytes"),
                 backups
                     .iter()
                     .map(|b| b.name.as_str())
@@ -158,7 +159,11 @@ pub fn directory(
     }
     for t in temp_files {
         f.add(s, Code::StaleTempFile, dir, At::default(), || {
-            format!("{} ({} bytes) left by a crashed rewrite", t.name, t.bytes)
+            format!(
+                "{} ({}) left by a crashed rewrite",
+                t.name,
+                plural(t.bytes, "byte", "bytes")
+            )
         });
     }
     if lock.held == Some(true) {

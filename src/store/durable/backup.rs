@@ -29,7 +29,9 @@ pub fn backup(
     stamp: &str,
     replaced: Option<&File>,
 ) -> Result<PathBuf, WriteError> {
-    let dir = backup_dir.unwrap_or_else(|| parent_or_dot(path));
+    // A bare file name's backup is a bare name too (`j.jsonl.bak.…`, not
+    // `./j.jsonl.bak.…`): the path printed is the one the operator gave.
+    let dir = backup_dir.or_else(|| path.parent().filter(|p| !p.as_os_str().is_empty()));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -40,7 +42,8 @@ pub fn backup(
         } else {
             format!("-{attempt}")
         };
-        dir.join(format!("{name}.bak.{stamp}{suffix}"))
+        let file = format!("{name}.bak.{stamp}{suffix}");
+        dir.map_or_else(|| PathBuf::from(&file), |d| d.join(&file))
     };
     if let Some(original) = replaced
         && let Some(linked) = backup_by_link(original, dest)?
