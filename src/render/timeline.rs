@@ -104,7 +104,7 @@ fn journal(out: &mut dyn Write, t: &JournalTimeline, ascii: bool, s: &Styles) ->
         width = LABEL - 1
     )?;
     let legacy_under_r = if legacy.is_some_and(|b| t.reclaims[b] > 0) {
-        " (in a bucket drawn as R)"
+        " (drawn as R)"
     } else {
         ""
     };
@@ -115,11 +115,7 @@ fn journal(out: &mut dyn Write, t: &JournalTimeline, ascii: bool, s: &Styles) ->
     )?;
     let under_r = last.is_some_and(|b| t.reclaims[b] > 0);
     match t.last_record {
-        Some(time) if under_r => writeln!(
-            out,
-            "  X the last record, {} (its bucket has reclaims: drawn as R)",
-            utc(time)
-        ),
+        Some(time) if under_r => writeln!(out, "  X the last record, {} (drawn as R)", utc(time)),
         Some(time) => writeln!(out, "  X the last record, {}", utc(time)),
         None => Ok(()),
     }
