@@ -184,7 +184,7 @@ pub fn refuse_hidden(path: &Path, hidden_records: usize) -> anyhow::Result<()> {
         anyhow::bail!(
             "{}: {} hidden in lines upstream ignores (glued, behind a byte order mark or before a zero fill) would be dropped; run `leasejournal repair --apply {}` first. Nothing was changed",
             path.display(),
-            plural(hidden_records as u64, "record is", "records are"),
+            plural(hidden_records as u64, "record", "records"),
             shell_quote(&path.display().to_string())
         );
     }

@@ -497,7 +497,13 @@ fn snapshot_body(out: &mut dyn Write, p: &SnapshotPlan) -> io::Result<()> {
         )?;
     }
     for d in &p.dropped {
-        writeln!(out, "  drops       {:?}[{}]: {}", d.list, d.index, d.reason)?;
+        writeln!(
+            out,
+            "  drops       {}[{}]: {}",
+            d.list.name(),
+            d.index,
+            d.reason
+        )?;
     }
     Ok(())
 }
@@ -507,10 +513,12 @@ fn legacy_body(out: &mut dyn Write, legacy: &[Reclaim], s: &Styles) -> io::Resul
         out,
         "  legacy      {}{}",
         plural(legacy.len() as u64, "active lease", "active leases"),
-        if legacy.is_empty() {
-            ""
-        } else {
-            " off the unix clock: resume reclaims and requeues them itself (L5); nothing is reclaimed here"
+        match legacy.len() {
+            0 => "",
+            1 =>
+                " off the unix clock: resume reclaims and requeues it itself (L5); nothing is reclaimed here",
+            _ =>
+                " off the unix clock: resume reclaims and requeues them itself (L5); nothing is reclaimed here",
         }
     )?;
     reclaim_table(out, legacy, s)

@@ -430,9 +430,9 @@ fn compact_writes_upstreams_bytes_and_by_default_keeps_completed() {
         let hidden = hides.only().plan.salvaged.len();
         if hidden > 0 {
             let records = if hidden == 1 {
-                "1 record is".to_string()
+                "1 record".to_string()
             } else {
-                format!("{hidden} records are")
+                format!("{hidden} records")
             };
             lj().args(["compact", "--apply", "--no-backup"])
                 .arg(&path)
@@ -1613,7 +1613,7 @@ fn compact_keeps_hidden_records_unless_told_and_the_forecast_names_them() {
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
             format!(
-                "leasejournal: {}: 1 record is hidden in lines upstream ignores (glued, behind a byte order mark or before a zero fill) would be dropped; run `leasejournal repair --apply {}` first. Nothing was changed\n",
+                "leasejournal: {}: 1 record hidden in lines upstream ignores (glued, behind a byte order mark or before a zero fill) would be dropped; run `leasejournal repair --apply {}` first. Nothing was changed\n",
                 path.display(),
                 path.display()
             )

@@ -197,6 +197,16 @@ pub enum List {
     Leases,
 }
 
+impl List {
+    /// The snapshot member's name, as the file spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            List::Stats => "stats",
+            List::Leases => "leases",
+        }
+    }
+}
+
 /// An entry restore drops.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Dropped {
