@@ -1123,7 +1123,7 @@ fn reopen(path: &Path, identity: &Identity) -> io::Result<BufReader<durable::Sou
     if Identity::of(&meta) != *identity {
         return Err(durable::source_error(
             path,
-            io::Error::other("it changed since it was read"),
+            io::Error::other("it changed since it was read (another writer?); nothing was written"),
         ));
     }
     Ok(BufReader::with_capacity(

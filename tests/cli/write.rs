@@ -847,7 +847,7 @@ fn a_file_changed_between_plan_and_publish_is_not_overwritten() {
         // compact finds out as it copies the lines it keeps, the others
         // before they append or rewrite.
         let message = if cmd == ["compact"] {
-            "cannot read: it changed since it was read"
+            "cannot read: it changed since it was read (another writer?); nothing was written"
         } else {
             "changed since it was read (another writer?); nothing was written"
         };
