@@ -652,7 +652,7 @@ fn invalid_utf8_inside_a_string_changes_the_value() {
         utf8,
         [(
             Severity::Warning,
-            "1 invalid UTF-8 byte inside a string: deleting them changes the value"
+            "1 invalid UTF-8 byte inside a string: deleting it changes the value"
         )]
     );
     assert_eq!(

@@ -314,11 +314,22 @@ impl JournalChecks<'_> {
 
         if event.classified.invalid_utf8 > 0 {
             let n = event.classified.invalid_utf8;
-            if invalid_bytes_inside_string(event.content) {
+            if matches!(event.classified.kind, LineKind::Corrupt { .. }) {
+                // Noise, or a line cut short: "between tokens" and "inside a
+                // string" would describe tokens the line does not have.
                 f.add(s, Code::InvalidUtf8, file, at, || {
                     format!(
-                        "{} inside a string: deleting them changes the value",
-                        plural_unseparated(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes")
+                        "{} in a line that does not parse even without {}",
+                        plural_unseparated(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes"),
+                        if n == 1 { "it" } else { "them" }
+                    )
+                });
+            } else if invalid_bytes_inside_string(event.content) {
+                f.add(s, Code::InvalidUtf8, file, at, || {
+                    format!(
+                        "{} inside a string: deleting {} changes the value",
+                        plural_unseparated(n as u64, "invalid UTF-8 byte", "invalid UTF-8 bytes"),
+                        if n == 1 { "it" } else { "them" }
                     )
                 });
             } else {
