@@ -116,6 +116,42 @@ fn man_pages_render_without_warnings() {
     }
 }
 
+/// The README's glossary has a row for each F314 invariant; the ones
+/// verify checks name real finding codes, the others say files cannot
+/// show them.
+#[test]
+fn readme_glossary_names_every_invariant_and_real_codes() {
+    use leasejournal::operations::findings::catalog::{CHECKED, Code, NOT_CHECKABLE};
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for n in 1..=7 {
+        let invariant = format!("L{n}");
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| {invariant} | ")))
+            .unwrap_or_else(|| panic!("README has no glossary row for {invariant}"));
+        let checked_by = row.trim_end_matches(" |").rsplit(" | ").next().unwrap();
+        let codes: Vec<&str> = checked_by
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|w| *w != "migrate")
+            .collect();
+        if CHECKED.contains(&invariant.as_str()) {
+            assert!(!codes.is_empty(), "{row}");
+            for code in codes {
+                assert!(
+                    Code::parse(code).is_some(),
+                    "{invariant}: {code} is not a finding code"
+                );
+            }
+        } else {
+            assert!(NOT_CHECKABLE.contains(&invariant.as_str()));
+            assert_eq!(checked_by, "cannot be seen in files", "{row}");
+        }
+    }
+}
+
 /// Each script is the one clap_complete makes of the clap definitions
 /// (bash_completion_offers_codes_kinds_and_formats runs one).
 #[test]
