@@ -456,8 +456,10 @@ fn render(cmd: clap::Command, name: &str, pages: &[String]) -> Vec<u8> {
 fn portable(page: &str) -> String {
     const LONG: usize = 30;
     let mut out = String::with_capacity(page.len() + page.len() / 16);
+    let mut aligned = false;
     for line in page.split_inclusive('\n') {
-        if line.starts_with(".SH") && !out.contains("\n.ad l\n") {
+        if line.starts_with(".SH") && !aligned {
+            aligned = true;
             // Left-aligned, not justified: a line broken only at those
             // break points has no space to stretch. No hyphenation either:
             // command names and options stay whole.

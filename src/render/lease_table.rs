@@ -9,7 +9,7 @@ use super::{Column, Styles, age, count, duration, plural, printable, table};
 use crate::engine::journal::WorkId;
 use crate::engine::table::{ClaimOutcome, TableKind};
 use crate::operations::recover::TableForecast;
-use crate::operations::table::{Setting, TableReport, TableView};
+use crate::operations::table::{ExpiredRecord, Setting, TableReport, TableView};
 
 /// Writes `inspect` of a table.
 pub fn inspection(
@@ -318,15 +318,7 @@ fn expired_table(
     );
     let n = shown(limit, r.expired.len());
     for e in &r.expired[..n] {
-        let seed = match (&e.seed, e.seed_here) {
-            (Some(p), Some(true)) => format!("{} (here)", printable(p)),
-            (Some(p), _) => s.warn(&format!(
-                "{} (not on this host: a master here skips it)",
-                printable(p)
-            )),
-            (None, _) if e.continuation => "continuation".to_string(),
-            (None, _) => s.warn("none"),
-        };
+        let seed = seed_cell(e, "a master here skips it", s);
         t.add_row(vec![
             (e.order + 1).to_string(),
             e.id.short(),
@@ -341,6 +333,17 @@ fn expired_table(
     }
     writeln!(out, "{t}")?;
     left_out(out, n, r.expired.len(), "expired leases")
+}
+
+/// An expired record's seed cell: the path and whether it is here (what a
+/// master here does without it, in `missing`), its continuation, or none.
+fn seed_cell(e: &ExpiredRecord, missing: &str, s: &Styles) -> String {
+    match (&e.seed, e.seed_here) {
+        (Some(p), Some(true)) => format!("{} (here)", printable(p)),
+        (Some(p), _) => s.warn(&format!("{} (not on this host: {missing})", printable(p))),
+        (None, _) if e.continuation => "continuation".to_string(),
+        (None, _) => s.warn("none"),
+    }
 }
 
 fn committing_table(
@@ -655,15 +658,7 @@ pub fn forecast(out: &mut dyn Write, f: &TableForecast, s: &Styles) -> io::Resul
         s,
     );
     for e in f.expired.iter().take(FORECAST_ROWS) {
-        let seed = match (&e.seed, e.seed_here) {
-            (Some(p), Some(true)) => format!("{} (here)", printable(p)),
-            (Some(p), _) => s.warn(&format!(
-                "{} (not on this host: skipped here)",
-                printable(p)
-            )),
-            (None, _) if e.continuation => "continuation".to_string(),
-            (None, _) => s.warn("none"),
-        };
+        let seed = seed_cell(e, "skipped here", s);
         t.add_row(vec![
             (e.order + 1).to_string(),
             e.id.short(),

@@ -1,14 +1,14 @@
 //! The master's directory lock as this tool holds it while it changes a
 //! state directory: the same `flock` the master takes.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::error::{WriteError, io_err, open_err};
-use super::give_to_owner_of;
+use super::{give_to_owner_of, open_lock_file};
 use crate::store::error::in_words;
 use crate::store::lock;
 use crate::store::lock::MASTER_LOCK;
@@ -33,36 +33,21 @@ impl HeldLock {
         on_wait: impl FnOnce(&Path, &[lock::Holder]),
     ) -> Result<HeldLock, WriteError> {
         let path = dir.join(MASTER_LOCK);
-        let open = |create_new: bool| {
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(create_new)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&path)
-        };
+        let (file, new) = open_lock_file(&path).map_err(open_err(&path, "open the master lock"))?;
         // A lock file this tool creates belongs to the directory's owner,
         // as the master's own would: the master, running as that user,
         // must be able to open it.
-        let mut created = None;
-        let file = match open(true) {
-            Ok(file) => {
-                created = Some(path.clone());
-                give_to_owner_of(&file, dir)
-                    .map_err(io_err(
-                        &path,
-                        "give the master lock to the directory's owner",
-                    ))
-                    .inspect_err(|_| {
-                        let _ = fs::remove_file(&path);
-                    })?;
-                Ok(file)
-            }
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => open(false),
-            Err(err) => Err(err),
+        let created = new.then(|| path.clone());
+        if new {
+            give_to_owner_of(&file, dir)
+                .map_err(io_err(
+                    &path,
+                    "give the master lock to the directory's owner",
+                ))
+                .inspect_err(|_| {
+                    let _ = fs::remove_file(&path);
+                })?;
         }
-        .map_err(open_err(&path, "open the master lock"))?;
         let meta = file
             .metadata()
             .map_err(io_err(&path, "stat the master lock"))?;

@@ -153,6 +153,27 @@ fn give_to(file: &File, uid: u32, gid: u32) -> io::Result<()> {
     }
 }
 
+/// Opens an upstream lock file (the master's `.master-queue.lock`, a
+/// table record's lock) as upstream does: `O_RDWR|O_CREAT|O_CLOEXEC|
+/// O_NOFOLLOW`, mode 0600. Says whether this call created it, so that the
+/// caller gives a new one to the directory's owner.
+fn open_lock_file(path: &Path) -> io::Result<(File, bool)> {
+    let open = |create_new: bool| {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(create_new)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+    };
+    match open(true) {
+        Ok(file) => Ok((file, true)),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok((open(false)?, false)),
+        Err(err) => Err(err),
+    }
+}
+
 /// Gives a new `file` the owner and group of the directory `dir`.
 fn give_to_owner_of(file: &File, dir: &Path) -> io::Result<()> {
     let meta = fs::metadata(dir)?;

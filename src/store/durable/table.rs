@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::{ChangeLog, Done, WriteError, io_err, open_err};
 use super::replace::rename_noreplace;
-use super::{give_to_owner_of, parent_or_dot, sync_dir};
+use super::{give_to_owner_of, open_lock_file, parent_or_dot, sync_dir};
 use crate::store::error::in_words;
 
 /// A record's lock, held until dropped (closing it releases the `flock`).
@@ -33,25 +33,12 @@ impl RecordLock {
     /// lock file this creates belongs to the directory's owner, so that
     /// the master can open it.
     pub fn take(path: &Path) -> Result<Option<RecordLock>, WriteError> {
-        let open = |create_new: bool| {
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(create_new)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(path)
-        };
-        let file = match open(true) {
-            Ok(file) => {
-                give_to_owner_of(&file, parent_or_dot(path))
-                    .map_err(io_err(path, "give the lock file to the directory's owner"))?;
-                Ok(file)
-            }
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => open(false),
-            Err(err) => Err(err),
+        let (file, created) =
+            open_lock_file(path).map_err(open_err(path, "open the record's lock"))?;
+        if created {
+            give_to_owner_of(&file, parent_or_dot(path))
+                .map_err(io_err(path, "give the lock file to the directory's owner"))?;
         }
-        .map_err(open_err(path, "open the record's lock"))?;
         let meta = file
             .metadata()
             .map_err(io_err(path, "stat the record's lock"))?;
