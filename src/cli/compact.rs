@@ -19,9 +19,12 @@ use crate::render;
 /// Keeps the active leases, sorted by id, as upstream's compaction does,
 /// each with its own clock marker ("legacy" stays legacy); torn, corrupt and
 /// ignored lines are dropped (they stay in the backup) and odd values are
-/// written the way upstream converts them. A journal whose ignored lines
-/// hide records that repair would bring back is refused unless
-/// --drop-hidden: run repair first.
+/// written the way upstream converts them. The plan lists what goes: the
+/// superseded records and the ignored lines by finding code. A plan that
+/// drops records hidden in ignored lines (repair would bring them back;
+/// run it first) is written only with --drop-hidden, one that empties a
+/// file with bytes but no line that changes the state only with
+/// --allow-empty; without them compact shows the plan and writes nothing.
 ///
 /// By default every completed id is also kept, as its last lease followed by
 /// its done record, so the completed set survives. Upstream's own
@@ -59,6 +62,13 @@ pub struct CompactArgs {
     #[arg(long = "drop-hidden")]
     pub drop_hidden: bool,
 
+    /// Write a plan that leaves the file empty although it has bytes: no
+    /// line of it changes the state upstream replays (noise, a zero fill,
+    /// only torn, corrupt or orphan lines). Without it, compact shows such
+    /// a plan and writes nothing; the backup keeps the bytes.
+    #[arg(long = "allow-empty")]
+    pub allow_empty: bool,
+
     #[command(flatten)]
     pub write: WriteArgs,
 
@@ -75,6 +85,7 @@ pub fn run(args: &CompactArgs, out: &mut dyn Write) -> anyhow::Result<Finished> 
     let drops = compact::Drops {
         completed: args.drop_completed,
         hidden: args.drop_hidden,
+        empty: args.allow_empty,
     };
     let (report, exit) = compact::run(
         &args.path,

@@ -13,7 +13,9 @@ use crate::engine::journal::BlockReader;
 use crate::engine::journal::HiddenCount;
 use crate::engine::journal::compaction::{Measured, scan_observed, write_kept, write_leases};
 use crate::operations::exit::Exit;
+use crate::operations::findings::journal::measured;
 use crate::operations::ledger_change;
+use crate::operations::numbers::plural;
 use crate::operations::report::{Command, Report, refuse_hidden};
 use crate::store::compare::{CompareSink, Tee};
 use crate::store::durable::{self, Publish};
@@ -33,6 +35,24 @@ pub struct Drops {
     /// Compact even when lines upstream ignores hide records that repair
     /// would bring back (`--drop-hidden`).
     pub hidden: bool,
+    /// Write a plan that empties a file holding bytes but no record
+    /// upstream reads (`--allow-empty`).
+    pub empty: bool,
+}
+
+/// The flag that lets compact drop hidden records.
+pub const DROP_HIDDEN: &str = "--drop-hidden";
+/// The flag that lets compact empty a file with bytes but no record.
+pub const ALLOW_EMPTY: &str = "--allow-empty";
+
+/// Whether a plan would empty a file that holds bytes but no record
+/// upstream reads (noise, a zero fill): what it holds is then lost to every
+/// reader but the backup, so the operator says so first.
+fn empties_unread(m: &Measured) -> bool {
+    m.plan.bytes_before > 0
+        && m.plan.records_after == 0
+        && m.superseded == 0
+        && m.plan.completed_dropped == 0
 }
 
 /// Runs `compact` on PATH (a journal, a state directory, a digest ledger
@@ -71,9 +91,6 @@ fn compact_file(
     let opened = Opened::open(path)?;
     let mut hidden = HiddenCount::default();
     let scan = opened.scan(progress, |src| scan_observed(src, &mut hidden))?;
-    if !drops.hidden {
-        refuse_hidden(path, hidden.records)?;
-    }
     let plan = crate::engine::journal::compaction::plan(
         scan.replay,
         scan.summary.lines,
@@ -81,17 +98,27 @@ fn compact_file(
         drops.completed,
     )
     .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let mut outcome = session.outcome(
-        path,
-        Kind::Journal,
-        Measured {
-            plan,
-            bytes_after: 0,
-            unchanged: false,
-            hidden_dropped: hidden.records,
-        },
-        removed_temp_files,
-    );
+    let mut measured = measured(plan, &scan.summary, hidden.records);
+    if hidden.records > 0 && !drops.hidden {
+        measured.needs.push(DROP_HIDDEN);
+    }
+    if empties_unread(&measured) && !drops.empty {
+        measured.needs.push(ALLOW_EMPTY);
+    }
+    // A plan that needs a flag is shown, and written by no mode.
+    if session.writes() {
+        if measured.needs.contains(&DROP_HIDDEN) {
+            refuse_hidden(path, hidden.records)?;
+        }
+        if measured.needs.contains(&ALLOW_EMPTY) {
+            anyhow::bail!(
+                "{}: compaction would leave it empty: none of its {} changes the state upstream replays (the backup would keep them); add {ALLOW_EMPTY} to write it. Nothing was changed",
+                path.display(),
+                plural(measured.plan.lines_before, "line", "lines"),
+            );
+        }
+    }
+    let mut outcome = session.outcome(path, Kind::Journal, measured, removed_temp_files);
     // The offsets go once they are written: the check's replay, at its
     // largest when the writing ends, does not meet them in memory.
     let keep_offsets = std::mem::take(&mut outcome.plan.plan.keep_offsets);

@@ -205,10 +205,9 @@ fn migrate_journal(
         legacy_leases,
         clockless_records,
         compaction: Measured {
-            plan,
             bytes_after,
             unchanged,
-            hidden_dropped: 0,
+            ..crate::operations::findings::journal::measured(plan, &scan.summary, 0)
         },
     };
     if !session.writes() || outcome.plan.is_noop() {

@@ -451,14 +451,46 @@ fn compact_body(out: &mut dyn Write, m: &Measured, s: &Styles) -> io::Result<()>
             plural(p.completed_kept as u64, "completed id", "completed ids")
         )?;
     }
-    if m.hidden_dropped > 0 {
+    if m.superseded > 0 {
         writeln!(
             out,
-            "  drops       {}",
-            s.warn(&format!(
-                "{} hidden in lines upstream ignores (--drop-hidden; leasejournal repair would bring them back)",
-                plural(m.hidden_dropped as u64, "record", "records")
-            ))
+            "  drops       {} (earlier leases of an id, reclaims: the result holds their effect)",
+            plural(m.superseded, "superseded record", "superseded records")
+        )?;
+    }
+    if !m.dropped.is_empty() {
+        let lines: u64 = m.dropped.iter().map(|d| d.lines).sum();
+        let by_code: Vec<String> = m
+            .dropped
+            .iter()
+            .map(|d| format!("{} {}", count(d.lines), d.code))
+            .collect();
+        writeln!(
+            out,
+            "  drops       {} upstream ignores: {}",
+            plural(lines, "line", "lines"),
+            by_code.join(", ")
+        )?;
+    }
+    if m.hidden_dropped > 0 {
+        let hidden = plural(m.hidden_dropped as u64, "record", "records");
+        let them = if m.hidden_dropped == 1 { "it" } else { "them" };
+        let line = if m.needs.contains(&"--drop-hidden") {
+            format!(
+                "{hidden} hidden in lines upstream ignores; leasejournal repair brings {them} back: run it first, or add --drop-hidden to drop {them}"
+            )
+        } else {
+            format!(
+                "{hidden} hidden in lines upstream ignores (--drop-hidden; leasejournal repair would bring {them} back)"
+            )
+        };
+        writeln!(out, "  drops       {}", s.warn(&line))?;
+    }
+    if m.needs.contains(&"--allow-empty") {
+        writeln!(
+            out,
+            "  empties     {}",
+            s.warn("the file: no line of it changes the state upstream replays; add --allow-empty to write it")
         )?;
     }
     states(out, &p.before, &p.after)

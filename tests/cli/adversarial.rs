@@ -168,10 +168,21 @@ fn only_nul_bytes_and_random_bytes() {
         lj().args(["verify", "--now", "1754550100"]).arg(&snapshot),
         Some(dir.path()),
     );
+    // Refused (nothing in it changes the state: emptying it is the
+    // operator's call), then written when told.
+    let garbage = fs::read(&journal).unwrap();
     golden::assert_run(
         "test.adversarial.compact-random-bytes",
         "compact --apply $DIR/random.jsonl",
         lj().args(["compact", "--apply"]).arg(&journal),
+        Some(dir.path()),
+    );
+    assert_eq!(fs::read(&journal).unwrap(), garbage);
+    golden::assert_run(
+        "test.adversarial.compact-random-bytes-allow-empty",
+        "compact --apply --allow-empty $DIR/random.jsonl",
+        lj().args(["compact", "--apply", "--allow-empty"])
+            .arg(&journal),
         Some(dir.path()),
     );
     let v = inspect(&journal).journal();

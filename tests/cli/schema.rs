@@ -1302,6 +1302,17 @@ pub struct Compaction {
     pub bytes_after: u64,
     pub unchanged: bool,
     pub hidden_dropped: u64,
+    pub dropped: Vec<DroppedLines>,
+    pub superseded: u64,
+    pub needs: Vec<String>,
+}
+
+/// Lines a compaction drops for one reason.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DroppedLines {
+    pub code: String,
+    pub lines: u64,
 }
 
 /// A snapshot migration.

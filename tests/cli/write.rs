@@ -405,11 +405,18 @@ fn compact_writes_upstreams_bytes_and_by_default_keeps_completed() {
         let path = tmp.path().join("journal.jsonl");
         fs::copy(dir.join("journal.jsonl"), &path).unwrap();
         // (The human form of this run is fixtures/golden/fidelity-j000.apply-compact-drop.txt.)
+        // --allow-empty: upstream's compaction empties a file of no record.
         let compact = |args: &[&str]| -> schema::Compact {
             json_written(
-                lj().args(["compact", "--apply", "--no-backup", "--format=json"])
-                    .args(args)
-                    .arg(&path),
+                lj().args([
+                    "compact",
+                    "--apply",
+                    "--no-backup",
+                    "--allow-empty",
+                    "--format=json",
+                ])
+                .args(args)
+                .arg(&path),
             )
         };
         let report = compact(&["--drop-completed", "--drop-hidden"]);
@@ -1598,9 +1605,25 @@ fn compact_keeps_hidden_records_unless_told_and_the_forecast_names_them() {
     let dir = copy_dir(&fixture("verify/glued-record"));
     let path = dir.path().join("journal.jsonl");
     let before = fs::read(&path).unwrap();
+    // The dry run shows the plan, hidden records and all; --check says it
+    // would change the file; only the writing modes refuse.
+    golden::assert_run(
+        "test.write.compact-hidden-plan",
+        "compact --color=never $DIR/journal.jsonl",
+        lj().args(["compact", "--color=never"]).arg(&path),
+        Some(dir.path()),
+    );
+    let plan: schema::Compact = json_ok(lj().args(["compact", "--format=json"]).arg(&path));
+    assert_eq!(plan.only().plan.needs, ["--drop-hidden"]);
+    lj().args(["compact", "--check"])
+        .arg(&path)
+        .assert()
+        .code(1);
+    let out_file = dir.path().join("out.jsonl");
+    let out_arg = out_file.to_str().unwrap();
     for args in [
-        &["compact"][..],
-        &["compact", "--apply"],
+        &["compact", "--apply"][..],
+        &["compact", "--output", out_arg],
         &["migrate", "--rewrite", "--apply"],
     ] {
         let out = lj().args(args).arg(&path).output().unwrap();
@@ -1620,6 +1643,7 @@ fn compact_keeps_hidden_records_unless_told_and_the_forecast_names_them() {
         );
     }
     assert_eq!(fs::read(&path).unwrap(), before);
+    assert!(!out_file.exists());
     // "drops       1 record hidden in lines upstream ignores
     // (--drop-hidden; leasejournal repair would bring them back)".
     golden::assert_run(
@@ -1643,6 +1667,52 @@ fn compact_keeps_hidden_records_unless_told_and_the_forecast_names_them() {
     // last record, which has no newline".
     golden::assert_case("verify-torn-tail.recover");
     golden::assert_case("verify-unterminated-tail.recover");
+}
+
+#[test]
+fn compact_empties_a_file_of_bytes_without_records_only_when_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    let noise = b"not a record\n{\"op\": \"lease\"}\n\0\0\0\0".to_vec();
+    fs::write(&path, &noise).unwrap();
+    golden::assert_run(
+        "test.write.compact-empties",
+        "compact --color=never $DIR/journal.jsonl",
+        lj().args(["compact", "--color=never"]).arg(&path),
+        Some(dir.path()),
+    );
+    let plan: schema::Compact = json_ok(lj().args(["compact", "--format=json"]).arg(&path));
+    let file = plan.only();
+    assert_eq!(file.plan.needs, ["--allow-empty"]);
+    assert_eq!(file.plan.records_after, 0);
+    let dropped: Vec<(&str, u64)> = file
+        .plan
+        .dropped
+        .iter()
+        .map(|d| (d.code.as_str(), d.lines))
+        .collect();
+    assert_eq!(
+        dropped,
+        [("bad-id", 1), ("corrupt-line", 1), ("torn-tail", 1)]
+    );
+    lj().args(["compact", "--apply"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(format!(
+            "leasejournal: {}: compaction would leave it empty: none of its 3 lines changes the state upstream replays (the backup would keep them); add --allow-empty to write it. Nothing was changed\n",
+            path.display()
+        ));
+    assert_eq!(fs::read(&path).unwrap(), noise);
+    let applied: schema::Compact = json_written(
+        lj().args(["compact", "--apply", "--allow-empty", "--format=json"])
+            .arg(&path),
+    );
+    assert!(applied.only().written);
+    assert_eq!(fs::read(&path).unwrap(), b"");
+    let backup = applied.only().backup.clone().expect("a backup");
+    assert_eq!(fs::read(backup).unwrap(), noise);
 }
 
 #[test]

@@ -66,6 +66,26 @@ pub struct Measured {
     /// Records hidden in lines upstream ignores that the compaction drops
     /// (only with `--drop-hidden`; otherwise it refuses).
     pub hidden_dropped: usize,
+    /// The lines upstream ignores, which the compaction drops, by the
+    /// finding code that explains each, in the codes' alphabetical order.
+    pub dropped: Vec<DroppedLines>,
+    /// Records upstream reads whose effect the result holds without them
+    /// (earlier leases of an id, reclaims, records of forgotten ids are not
+    /// counted here but in `completed_dropped`).
+    pub superseded: u64,
+    /// The flags writing this plan needs, when it drops what the operator
+    /// should decide on (`--drop-hidden`, `--allow-empty`); empty when it
+    /// can be written as it stands.
+    pub needs: Vec<&'static str>,
+}
+
+/// Lines a compaction drops for one reason.
+#[derive(Clone, Debug, Serialize)]
+pub struct DroppedLines {
+    /// The finding code that explains why upstream ignores them.
+    pub code: &'static str,
+    /// How many.
+    pub lines: u64,
 }
 
 /// Scans a journal for compaction (tracking where completions are).

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::Settings;
 use super::catalog::{At, Code, Findings, Id, Severity};
+use crate::engine::journal::compaction::{DroppedLines, Measured, Plan};
 use crate::engine::journal::{
     self, Clock, ClockMarker, CorruptReason, Effect, Forecast, IgnoreReason, LeaseRejection,
     LineEvent, LineKind, Observer, Op, Replay, Summary, Terminator, WorkId,
@@ -946,6 +947,34 @@ pub fn end_state_codes(
         }
     }
     Ok(maps)
+}
+
+/// A compaction plan measured against the scan it came from: what it drops
+/// by finding code, and the records it supersedes. The size of the result
+/// is filled in as it is written.
+pub fn measured(plan: Plan, summary: &Summary, hidden_dropped: usize) -> Measured {
+    let mut by_code: BTreeMap<Code, u64> = BTreeMap::new();
+    for (reason, lines) in &summary.ignored {
+        *by_code.entry(ignore_code(*reason)).or_default() += lines;
+    }
+    let ignored: u64 = by_code.values().sum();
+    let read = summary.lines.saturating_sub(ignored);
+    let forgotten = 2 * plan.completed_dropped as u64;
+    Measured {
+        superseded: read.saturating_sub(plan.records_after + forgotten),
+        dropped: by_code
+            .into_iter()
+            .map(|(code, lines)| DroppedLines {
+                code: code.as_str(),
+                lines,
+            })
+            .collect(),
+        plan,
+        bytes_after: 0,
+        unchanged: false,
+        hidden_dropped,
+        needs: Vec::new(),
+    }
 }
 
 #[cfg(test)]
