@@ -289,7 +289,7 @@ pub struct RowsArgs {
         long = "limit",
         allow_negative_numbers = true,
         value_name = "N",
-        default_value_t = 20,
+        default_value_t = DEFAULT_ROWS,
         value_parser = parse_count,
         conflicts_with = "all"
     )]
@@ -306,3 +306,29 @@ impl RowsArgs {
         (!self.all && self.limit > 0).then_some(self.limit)
     }
 }
+
+/// `--limit` where `--all` means something else (`recover`, whose `--all`
+/// selects every lease for `--discard`): rows per table, 20 unless given,
+/// 0 for all.
+#[derive(Clone, Debug, Args)]
+pub struct RowLimit {
+    /// At most N rows in each table (resume's reclaims, in its order; a
+    /// fenced lease table's records), with how many were left out (0: all;
+    /// JSON lists every one). Not with --discard: --first N caps that.
+    #[arg(long = "limit", allow_negative_numbers = true, value_name = "N", value_parser = parse_count)]
+    pub limit: Option<usize>,
+}
+
+impl RowLimit {
+    /// The rows per table, `None` for all.
+    pub fn rows(&self) -> Option<usize> {
+        match self.limit {
+            None => Some(DEFAULT_ROWS),
+            Some(0) => None,
+            Some(n) => Some(n),
+        }
+    }
+}
+
+/// The rows a table shows unless `--limit` says otherwise.
+pub const DEFAULT_ROWS: usize = 20;

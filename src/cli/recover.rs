@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::Finished;
 use super::ledger::NextStartArgs;
-use super::output::{Bars, OutputArgs, ProgressArgs, parse_now, system_now};
+use super::output::{Bars, OutputArgs, ProgressArgs, RowLimit, parse_now, system_now};
 use super::select::SelectArgs;
 use super::write::{self, WriteArgs};
 use crate::operations::exit::Exit;
@@ -37,20 +37,25 @@ use crate::render;
 /// seed paths are looked up from the current directory: run it where the
 /// master runs. For a fenced lease table (its root, or a state directory's
 /// own): the expired leases every master start takes, in upstream's order.
-/// It reads only; it never writes, creates or locks anything.
+/// While a master holds .master-queue.lock the forecast says so: the
+/// journals are changing under it. Several PATHs are forecast in order;
+/// their JSON is {"mode": "forecasts", "forecasts": [one report per path],
+/// "errors": [{"path", "message"}]}. It never writes, creates or locks
+/// anything.
 ///
 /// --discard reclaims leases exactly as upstream's recover_expired does,
 /// for work meant to be dropped (an input that keeps killing workers). It
-/// needs a selection (--all, or any of --ttl, --id, --worker), appends one
+/// needs a selection (--all, or any of --ttl, --id, --worker; --first N
+/// takes the first N in recovery order), and one PATH; it appends one
 /// reclaim record per lease after sealing the tail, and first writes every
 /// discarded lease to an export file (<journal>.discarded.<UTC>.jsonl, or
 /// --export FILE), fsynced: `leasejournal restore EXPORT --apply`, before
 /// the master resumes, brings the work back. Dry run unless --apply.
 #[derive(Clone, Debug, Args)]
 pub struct RecoverArgs {
-    /// A journal or a state directory.
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    /// Journals, state directories and fenced lease tables (--discard: one).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
 
     /// Reclaim the selected leases: their work is dropped (see --export).
     #[arg(long = "discard")]
@@ -59,16 +64,13 @@ pub struct RecoverArgs {
     #[command(flatten)]
     pub select: SelectArgs,
 
-    /// With --discard: export the discarded leases to FILE (which must
-    /// not exist) instead of <journal>.discarded.<UTC>.jsonl.
-    #[arg(long = "export", value_name = "FILE", requires = "discard")]
-    pub export: Option<PathBuf>,
-
     /// The time resume runs at (the forecast's ages; the time of
     /// --discard's reclaim records) instead of the system clock.
     #[arg(long = "now", allow_negative_numbers = true, value_name = "UNIX_SECONDS", value_parser = parse_now)]
     pub now: Option<f64>,
 
+    #[command(flatten)]
+    pub rows: RowLimit,
     #[command(flatten)]
     pub next: NextStartArgs,
     #[command(flatten)]
@@ -95,19 +97,24 @@ pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Finished> 
         "recover --salvage is now `leasejournal repair`, which also seals the tail and never reclaims a lease; nothing was changed"
     );
     let now = args.now.unwrap_or_else(system_now);
-    let bars = Bars::new(&args.progress, args.output.format);
+    let bars = Bars::for_paths(&args.progress, args.output.format, args.paths.len());
     let options = args.write.options();
     if !args.discard {
         let (next, table) = (args.next.next_start(), args.table.settings(args.select.ttl));
-        let report = recover::run_forecast(&args.path, &options, now, &next, &table, &bars)?;
+        let (report, errors) =
+            recover::run_forecasts(&args.paths, &options, now, &next, &table, &bars)?;
+        errors
+            .iter()
+            .for_each(|e| super::tell(format_args!("{e:#}")));
+        let limit = args.rows.rows();
         args.output.emit(out, &report, |out, styles| {
-            render::forecast(out, &report, styles)
+            render::forecasts(out, &report, limit, styles)
         })?;
-        return Ok(Exit::Success.into());
+        return Ok(Exit::of_errors(errors.is_empty()).into());
     }
-    let request = args.select.request(args.export.clone());
-    let (report, exit) =
-        recover::run_discard(&args.path, &request, now, &options, &bars, &write::Stderr)
-            .map_err(|e| write::report_failure(&args.output, out, Command::Recover, e))?;
+    let path = super::select::discard_path(&args.paths, args.rows.limit)?;
+    let request = args.select.request();
+    let (report, exit) = recover::run_discard(path, &request, now, &options, &bars, &write::Stderr)
+        .map_err(|e| write::report_failure(&args.output, out, Command::Recover, e))?;
     write::finish(&args.output, out, report, exit, render::discard)
 }

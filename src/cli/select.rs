@@ -1,5 +1,5 @@
 //! The leases `recover --discard` drops: `--all`, `--ttl`, `--id`,
-//! `--worker` and `--limit`.
+//! `--worker` and `--first`.
 
 use std::path::PathBuf;
 
@@ -30,22 +30,27 @@ pub struct SelectArgs {
     #[arg(long = "worker", allow_negative_numbers = true, value_name = "N", requires = "discard", value_parser = parse_rank)]
     pub worker: Option<u32>,
 
-    /// With --discard: reclaim at most N leases (0: no limit), the first
-    /// in recovery order.
+    /// With --discard: reclaim at most N of the selected leases (0: no
+    /// limit), the first in recovery order.
     #[arg(
-        long = "limit",
+        long = "first",
         allow_negative_numbers = true,
         value_name = "N",
         default_value_t = 0,
         requires = "discard",
         value_parser = parse_count
     )]
-    pub limit: usize,
+    pub first: usize,
+
+    /// With --discard: export the discarded leases to FILE (which must
+    /// not exist) instead of <journal>.discarded.<UTC>.jsonl.
+    #[arg(long = "export", value_name = "FILE", requires = "discard")]
+    pub export: Option<PathBuf>,
 }
 
 impl SelectArgs {
-    /// The discard asked for, exporting to `export` when given.
-    pub fn request(&self, export: Option<PathBuf>) -> DiscardRequest {
+    /// The discard asked for.
+    pub fn request(&self) -> DiscardRequest {
         DiscardRequest {
             selection: Selection {
                 ttl: self.ttl,
@@ -53,8 +58,25 @@ impl SelectArgs {
                 worker: self.worker,
                 all: self.all,
             },
-            limit: self.limit,
-            export,
+            limit: self.first,
+            export: self.export.clone(),
         }
+    }
+}
+
+/// The one path `--discard` changes; refused with several, or with
+/// `--limit` (table rows in every command: the cap it once meant is
+/// `--first`, and an old script's cap must not become "every lease").
+pub fn discard_path(paths: &[PathBuf], limit: Option<usize>) -> anyhow::Result<&PathBuf> {
+    anyhow::ensure!(
+        limit.is_none(),
+        "recover --discard takes no --limit (it shows every lease it drops): --first N discards at most N leases. Nothing was changed"
+    );
+    match paths {
+        [path] => Ok(path),
+        _ => anyhow::bail!(
+            "recover --discard takes one journal or state directory, not {}. Nothing was changed",
+            paths.len()
+        ),
     }
 }

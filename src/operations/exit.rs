@@ -65,6 +65,15 @@ impl Exit {
         }
     }
 
+    /// 0 when every path was read, else 2.
+    pub fn of_errors(all_read: bool) -> Exit {
+        if all_read {
+            Exit::Success
+        } else {
+            Exit::Trouble
+        }
+    }
+
     /// The exit status of a read-only run over several paths, `errors` the
     /// paths it could not read: 2 when there is one, else 0.
     pub fn of_read_errors(errors: &[InputError]) -> Exit {

@@ -33,6 +33,7 @@ use crate::store::durable::WriteError;
 use crate::store::error::InputError;
 use crate::store::failpoint;
 use crate::store::format::Kind;
+use crate::store::lock::{self, LockState, ProcLocks};
 use crate::store::path::{parent_or_dot, shell_quote};
 use crate::store::progress::Progress;
 use crate::store::session::{self, Opened, Outcome, Publication, Session, Tell, WriteOptions};
@@ -142,6 +143,87 @@ pub struct ForecastReport {
     /// The fenced lease tables read (a table root, or a state directory's
     /// own): what the next master start takes from each.
     pub tables: Vec<TableForecast>,
+    /// The state directory's `.master-queue.lock`, read from `/proc/locks`
+    /// without opening it; `null` for a fenced lease table's root. While a
+    /// master holds it the journals are changing under the forecast.
+    pub master_lock: Option<LockState>,
+}
+
+/// What `recover` of several paths reports: each path's forecast, in the
+/// order given, and the paths that could not be read.
+#[derive(Debug, Serialize)]
+pub struct ManyForecasts {
+    /// Contract version.
+    pub schema_version: u32,
+    /// `recover`.
+    pub command: &'static str,
+    /// `forecasts`.
+    pub mode: &'static str,
+    /// One per path that was read, in the order given.
+    pub forecasts: Vec<ForecastReport>,
+    /// The paths that could not be read, in the order given.
+    pub errors: Vec<PathError>,
+}
+
+/// A path `recover` could not read.
+#[derive(Debug, Serialize)]
+pub struct PathError {
+    /// The path, as given.
+    pub path: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// What the forecast reports: one path's, or several paths'.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Forecasts {
+    /// One path: its forecast.
+    One(Box<ForecastReport>),
+    /// Several paths.
+    Many(ManyForecasts),
+}
+
+/// Forecasts the resume of every path of `paths`, in order. One path that
+/// cannot be read is the error; of several, the others are still read and
+/// the failures returned beside the report (which lists them too).
+pub fn run_forecasts(
+    paths: &[PathBuf],
+    options: &WriteOptions,
+    now: f64,
+    next: &NextStart,
+    table_settings: &TableSettings,
+    progress: &dyn Progress,
+) -> anyhow::Result<(Forecasts, Vec<anyhow::Error>)> {
+    if let [path] = paths {
+        let one = run_forecast(path, options, now, next, table_settings, progress)?;
+        return Ok((Forecasts::One(Box::new(one)), Vec::new()));
+    }
+    if options.check || options.apply || options.output.is_some() {
+        // The same refusal as for one path, before anything is read.
+        run_forecast(&paths[0], options, now, next, table_settings, progress)?;
+    }
+    let (mut forecasts, mut shown, mut errors) = (Vec::new(), Vec::new(), Vec::new());
+    for path in paths {
+        match run_forecast(path, options, now, next, table_settings, progress) {
+            Ok(f) => forecasts.push(f),
+            Err(e) => {
+                shown.push(PathError {
+                    path: path.display().to_string(),
+                    message: format!("{e:#}"),
+                });
+                errors.push(e);
+            }
+        }
+    }
+    let report = ManyForecasts {
+        schema_version: schema::RECOVER,
+        command: "recover",
+        mode: "forecasts",
+        forecasts,
+        errors: shown,
+    };
+    Ok((Forecasts::Many(report), errors))
 }
 
 /// What the next master start takes from a fenced lease table: its
@@ -291,6 +373,7 @@ pub fn run_forecast(
             files: Vec::new(),
             ledger: None,
             tables,
+            master_lock: None,
         });
     }
     if options.check {
@@ -361,6 +444,7 @@ pub fn run_forecast(
         files: forecasts,
         ledger,
         tables,
+        master_lock: Some(lock::master_lock(dir, ProcLocks::default().get())),
     })
 }
 

@@ -591,11 +591,14 @@ pub fn view(out: &mut dyn Write, v: &TableView, s: &Styles) -> io::Result<()> {
     )
 }
 
-/// The rows of a forecast's table shown before "… more".
-const FORECAST_ROWS: usize = 20;
-
-/// `recover` of a fenced lease table: what the next master start takes.
-pub fn forecast(out: &mut dyn Write, f: &TableForecast, s: &Styles) -> io::Result<()> {
+/// `recover` of a fenced lease table: what the next master start takes,
+/// at most `limit` rows of it.
+pub fn forecast(
+    out: &mut dyn Write,
+    f: &TableForecast,
+    limit: Option<usize>,
+    s: &Styles,
+) -> io::Result<()> {
     let v = &f.view;
     writeln!(
         out,
@@ -657,7 +660,8 @@ pub fn forecast(out: &mut dyn Write, f: &TableForecast, s: &Styles) -> io::Resul
         ],
         s,
     );
-    for e in f.expired.iter().take(FORECAST_ROWS) {
+    let rows = shown(limit, n);
+    for e in &f.expired[..rows] {
         let seed = seed_cell(e, "skipped here", s);
         t.add_row(vec![
             (e.order + 1).to_string(),
@@ -670,11 +674,21 @@ pub fn forecast(out: &mut dyn Write, f: &TableForecast, s: &Styles) -> io::Resul
         ]);
     }
     writeln!(out, "{t}")?;
-    if n > FORECAST_ROWS {
+    more_rows(out, rows, n, "expired leases")
+}
+
+/// What a row limit left out of a table of `recover`.
+pub(super) fn more_rows(
+    out: &mut dyn Write,
+    shown: usize,
+    total: usize,
+    what: &str,
+) -> io::Result<()> {
+    if shown < total {
         writeln!(
             out,
-            "  … {} more (--format json lists every one)",
-            count((n - FORECAST_ROWS) as u64)
+            "  … and {} more {what} (--limit 0 shows every one; --format json lists every one)",
+            count((total - shown) as u64)
         )?;
     }
     Ok(())

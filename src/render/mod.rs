@@ -28,7 +28,7 @@ pub use workers::workers;
 /// The columns a timeline's line takes besides its buckets.
 pub const TIMELINE_MARGIN: usize = 2 + timeline::LABEL + timeline::AFTER;
 pub use restore::{restore, rollback};
-pub use write::{compact, discard, forecast, migrate, repair};
+pub use write::{compact, discard, forecast, forecasts, migrate, repair};
 
 use std::io::{self, Write};
 

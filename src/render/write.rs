@@ -10,7 +10,7 @@ use crate::engine::journal::{Clock, TailState};
 use crate::engine::journal::{Hidden, SalvageAction};
 use crate::engine::journal::{Reclaim, ResumeOutcome, short_id};
 use crate::operations::migrate::{Migration, SnapshotPlan};
-use crate::operations::recover::{Discard, ForecastReport};
+use crate::operations::recover::{Discard, ForecastReport, Forecasts};
 use crate::operations::repair;
 use crate::operations::report::Report;
 use crate::store::session::{Mode, Outcome};
@@ -241,13 +241,40 @@ pub fn repair(out: &mut dyn Write, r: &repair::RepairReport, s: &Styles) -> io::
     Ok(())
 }
 
+/// Writes the forecast of one path or of several (a blank line between
+/// two), each table at most `limit` rows.
+pub fn forecasts(
+    out: &mut dyn Write,
+    r: &Forecasts,
+    limit: Option<usize>,
+    s: &Styles,
+) -> io::Result<()> {
+    match r {
+        Forecasts::One(one) => forecast(out, one, limit, s),
+        Forecasts::Many(many) => {
+            for (i, one) in many.forecasts.iter().enumerate() {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                forecast(out, one, limit, s)?;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// Writes a recover forecast.
-pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Result<()> {
+pub fn forecast(
+    out: &mut dyn Write,
+    r: &ForecastReport,
+    limit: Option<usize>,
+    s: &Styles,
+) -> io::Result<()> {
     for (i, t) in r.tables.iter().enumerate() {
         if i > 0 || !r.files.is_empty() {
             writeln!(out)?;
         }
-        super::lease_table::forecast(out, t, s)?;
+        super::lease_table::forecast(out, t, limit, s)?;
     }
     if !r.tables.is_empty() && r.files.is_empty() {
         return Ok(());
@@ -267,6 +294,20 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
             s.bold("recover"),
             f.path
         )?;
+        if let Some(lock) = r.master_lock.as_ref().filter(|l| l.held == Some(true)) {
+            writeln!(
+                out,
+                "  master lock {}",
+                s.error(&format!(
+                    "held by {}: a master is running, so this journal is changing under the forecast (resume forecasts a stopped master's files)",
+                    lock.processes
+                        .iter()
+                        .map(crate::store::lock::Holder::describe)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ))
+            )?;
+        }
         writeln!(
             out,
             "  state       {} active, {} completed",
@@ -306,7 +347,8 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                 .concat(),
                 s,
             );
-            for q in &p.reclaims {
+            let shown = limit.map_or(p.reclaims.len(), |n| n.min(p.reclaims.len()));
+            for q in &p.reclaims[..shown] {
                 let mut cells = lease_cells(&q.lease, s);
                 let mut fate = match &q.outcome {
                     ResumeOutcome::Requeued => match q.item.as_ref().map(|i| i.fields) {
@@ -338,6 +380,12 @@ pub fn forecast(out: &mut dyn Write, r: &ForecastReport, s: &Styles) -> io::Resu
                 t.add_row(cells);
             }
             writeln!(out, "{t}")?;
+            super::lease_table::more_rows(
+                out,
+                shown,
+                p.reclaims.len(),
+                "leases, in resume's order",
+            )?;
         }
         if p.hidden_records > 0 {
             writeln!(

@@ -67,7 +67,7 @@ fn man_pages_match_the_code() {
             .lines()
             .next()
             .unwrap();
-        let many = ["inspect", "verify", "repair"]
+        let many = ["inspect", "verify", "repair", "recover"]
             .iter()
             .any(|c| name == format!("leasejournal-{c}.1"));
         assert_eq!(

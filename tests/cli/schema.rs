@@ -231,8 +231,8 @@ pub struct InspectMany {
     pub errors: Vec<PathError>,
 }
 
-/// A path `inspect` could not read.
-#[derive(Debug, Deserialize, PartialEq, Eq)]
+/// A path `inspect` or `recover` could not read.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PathError {
     pub path: String,
@@ -1553,6 +1553,20 @@ pub struct Forecast {
     #[serde(deserialize_with = "present")]
     pub ledger: Option<LedgerView>,
     pub tables: Vec<TableForecast>,
+    /// `null` for a fenced lease table's root.
+    #[serde(deserialize_with = "present")]
+    pub master_lock: Option<MasterLock>,
+}
+
+/// `recover --format json` of several paths.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManyForecasts {
+    pub schema_version: u32,
+    pub command: String,
+    pub mode: String,
+    pub forecasts: Vec<Forecast>,
+    pub errors: Vec<PathError>,
 }
 
 impl Forecast {

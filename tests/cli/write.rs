@@ -100,7 +100,7 @@ fn discard_reclaims_upstreams_ids_in_upstreams_order_and_exports_them() {
             ])
             .arg(format!("--ttl={}", params["ttl"].as_f64().unwrap()))
             .arg(format!("--now={now}"))
-            .arg(format!("--limit={}", params["limit"]))
+            .arg(format!("--first={}", params["limit"]))
             .arg(&path),
         );
         let file = report.only();
@@ -338,7 +338,7 @@ fn recover_never_reclaims_unless_told_to_discard() {
         .stdout("")
         .stderr(
             "error: the following required arguments were not provided:\n  --discard\n\n\
-             Usage: leasejournal recover --discard --all <PATH>\n\n\
+             Usage: leasejournal recover --discard --all <PATH>...\n\n\
              For more information, try '--help'.\n",
         );
     assert_eq!(fs::read(&path).unwrap(), before);
@@ -1796,4 +1796,129 @@ fn a_bare_file_names_backup_is_printed_bare() {
         "{stdout}"
     );
     assert!(!stdout.contains("./"), "{stdout}");
+}
+
+/// A journal of `n` active leases of worker 1, one second apart.
+fn active_journal(n: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let payload = format!("{{\"path\":\"/afl/queue/id:{i:06}\"}}");
+        let id = WorkId::of_canonical(payload.as_bytes());
+        out.extend(lease_line(
+            &id,
+            &PyInt::Small(1),
+            1_754_550_000.0 + i as f64,
+            &PyInt::Small(1),
+            Clock::Unix,
+            payload.as_bytes(),
+        ));
+    }
+    out
+}
+
+#[test]
+fn recover_follows_inspects_conventions_rows_paths_and_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".work_leases.jsonl");
+    fs::write(&path, active_journal(25)).unwrap();
+    // 20 rows by default, and a line for the 5 left out; JSON has all 25.
+    golden::assert_run(
+        "test.write.recover-limit",
+        "recover --color=never --now=1754550100 $DIR",
+        lj().args(["recover", "--color=never", "--now=1754550100"])
+            .arg(dir.path()),
+        Some(dir.path()),
+    );
+    let all = lj()
+        .args(["recover", "--color=never", "--now=1754550100", "--limit=0"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(all.stdout).unwrap();
+    assert_eq!(text.matches("┆ /afl/queue/id:").count(), 25);
+    assert!(!text.contains("more leases"));
+    let report: schema::Forecast = json_ok(lj().args(["recover", "--format=json"]).arg(dir.path()));
+    assert_eq!(report.files[0].reclaims.len(), 25);
+    let lock = report.master_lock.expect("a state directory's lock");
+    assert_eq!((lock.present, lock.held), (false, Some(false)));
+    // --limit is table rows everywhere: --discard refuses it (an old
+    // script's cap would otherwise discard every lease), --first caps.
+    lj().args(["recover", "--discard", "--all", "--apply", "--limit=5"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("leasejournal: recover --discard takes no --limit (it shows every lease it drops): --first N discards at most N leases. Nothing was changed\n");
+    let capped: schema::Discard = json_ok(
+        lj().args([
+            "recover",
+            "--discard",
+            "--all",
+            "--first=5",
+            "--format=json",
+        ])
+        .arg(dir.path()),
+    );
+    assert_eq!(capped.only().plan.reclaims.len(), 5);
+    // Several paths, as inspect takes them; one unreadable: named on
+    // stderr, listed in the JSON, exit 2, the others still forecast.
+    let missing = dir.path().join("missing");
+    let many = lj()
+        .args(["recover", "--format=json", "--now=1754550100"])
+        .arg(dir.path())
+        .arg(fixture("samples"))
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(many.status.code(), Some(2));
+    let report: schema::ManyForecasts = serde_json::from_slice(&many.stdout).unwrap();
+    assert_eq!(
+        (
+            report.mode.as_str(),
+            report.forecasts.len(),
+            report.errors.len()
+        ),
+        ("forecasts", 2, 1)
+    );
+    assert_eq!(report.errors[0].path, missing.display().to_string());
+    let stderr = String::from_utf8(many.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        format!("leasejournal: {}\n", report.errors[0].message)
+    );
+    assert!(stderr.contains(&missing.display().to_string()), "{stderr}");
+    lj().args(["recover", "--discard", "--all"])
+        .arg(dir.path())
+        .arg(fixture("samples"))
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("leasejournal: recover --discard takes one journal or state directory, not 2. Nothing was changed\n");
+    // A master holding the lock: the forecast says the files are changing.
+    let lock_path = dir.path().join(".master-queue.lock");
+    let Some(mut master) = crate::support::hold_master_lock(&lock_path, "recover's lock notice")
+    else {
+        return;
+    };
+    let pid = master.id();
+    let held = lj()
+        .args(["recover", "--color=never", "--now=1754550100"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let report: schema::Forecast = json_ok(lj().args(["recover", "--format=json"]).arg(dir.path()));
+    // SAFETY: kill(2) of the holder's own process group (flock, sleep).
+    unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+    master.wait().unwrap();
+    assert_eq!(held.status.code(), Some(0));
+    let text = String::from_utf8(held.stdout).unwrap();
+    let notice = format!(
+        "  master lock held by pid {pid} (flock): a master is running, so this journal is changing under the forecast (resume forecasts a stopped master's files)"
+    );
+    assert_eq!(text.lines().nth(1), Some(notice.as_str()), "{text}");
+    let lock = report.master_lock.expect("a state directory's lock");
+    assert_eq!(
+        (lock.held, lock.holders),
+        (Some(true), vec![i64::from(pid)])
+    );
 }
