@@ -4,7 +4,6 @@
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -556,14 +555,15 @@ fn more_than_65536_stats_are_truncated() {
 
 #[test]
 fn a_held_lock_is_a_live_master() {
+    // Held by flock(1), not by this test process: a child another test
+    // forks would inherit this process's lock until it execs, and be named
+    // as a second holder.
     let dir = crate::support::copy_dir(&fixture("verify/live-master"));
-    let lock = fs::File::open(dir.path().join(".master-queue.lock")).unwrap();
-    // SAFETY: a valid descriptor.
-    assert_eq!(
-        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
-        0
-    );
-    let pid = std::process::id() as i64;
+    let lock_path = dir.path().join(".master-queue.lock");
+    let Some(mut master) = crate::support::hold_master_lock(&lock_path, "a live master") else {
+        return;
+    };
+    let pid = i64::from(master.id());
     let (exit, report) = verify_json(&["--ttl", LONG_TTL], &[dir.path().to_path_buf()]);
     assert_eq!((exit, report.verdict), (3, Verdict::Busy));
     assert_eq!(report.targets[0].master_pids, [pid]);
@@ -613,7 +613,7 @@ fn a_held_lock_is_a_live_master() {
         .stdout("")
         .stderr("");
     let shown = dir.path().display();
-    let holder = crate::support::this_holder();
+    let holder = format!("pid {pid} (flock)");
     lj().args(["verify", "--now", NOW, "--ttl", LONG_TTL, "--color=never"])
         .args(["--ignore", "seed-missing"])
         .arg(dir.path())
@@ -625,6 +625,9 @@ fn a_held_lock_is_a_live_master() {
              checked L1 L2 L4 L5 L6; L3 and L7 cannot be checked from files\n\
              verdict: busy, a master is running (pid {pid} holds {shown}/.master-queue.lock); do not resume another, and change nothing until it stops (0 errors, 1 warning, 0 info)\n"
         ));
+    // SAFETY: kill(2) of the holder's own process group (flock, sleep).
+    unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+    master.wait().unwrap();
 }
 
 #[test]
