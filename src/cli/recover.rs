@@ -110,7 +110,7 @@ pub fn run(args: &RecoverArgs, out: &mut dyn Write) -> anyhow::Result<Finished> 
         args.output.emit(out, &report, |out, styles| {
             render::forecasts(out, &report, limit, styles)
         })?;
-        return Ok(Exit::of_errors(errors.is_empty()).into());
+        return Ok(Exit::of_read_errors(&errors).into());
     }
     let path = super::select::discard_path(&args.paths, args.rows.limit)?;
     let request = args.select.request();

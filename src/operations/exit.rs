@@ -3,8 +3,6 @@
 
 use std::process::ExitCode;
 
-use crate::store::error::InputError;
-
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -65,18 +63,9 @@ impl Exit {
         }
     }
 
-    /// 0 when every path was read, else 2.
-    pub fn of_errors(all_read: bool) -> Exit {
-        if all_read {
-            Exit::Success
-        } else {
-            Exit::Trouble
-        }
-    }
-
     /// The exit status of a read-only run over several paths, `errors` the
     /// paths it could not read: 2 when there is one, else 0.
-    pub fn of_read_errors(errors: &[InputError]) -> Exit {
+    pub fn of_read_errors<E>(errors: &[E]) -> Exit {
         if errors.is_empty() {
             Exit::Success
         } else {

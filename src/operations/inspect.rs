@@ -19,8 +19,8 @@ use crate::engine::snapshot::{self, RestoreChanges, TaskLease};
 use crate::operations::ledger::{self, LedgerOptions, LedgerReport};
 use crate::operations::schema;
 use crate::operations::table::{self, TableReport, TableSettings};
-use crate::store::error::InputError;
 use crate::store::error::in_words;
+use crate::store::error::{InputError, PathError};
 use crate::store::format;
 use crate::store::format::Kind;
 use crate::store::ledger as ledger_dir;
@@ -328,15 +328,6 @@ pub struct ManyPathsReport {
     pub inspections: Vec<PathReport>,
     /// The paths that could not be read, in the order given.
     pub errors: Vec<PathError>,
-}
-
-/// A path that could not be read.
-#[derive(Debug, Serialize)]
-pub struct PathError {
-    /// The path, as given.
-    pub path: String,
-    /// What went wrong.
-    pub message: String,
 }
 
 /// What `inspect` reports: one path's inspection, or several paths'.

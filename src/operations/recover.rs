@@ -30,7 +30,7 @@ use crate::operations::report::{Command, Report};
 use crate::operations::schema;
 use crate::operations::table::{self, ExpiredRecord, TableSettings, TableView};
 use crate::store::durable::WriteError;
-use crate::store::error::InputError;
+use crate::store::error::{InputError, PathError};
 use crate::store::failpoint;
 use crate::store::format::Kind;
 use crate::store::lock::{self, LockState, ProcLocks};
@@ -165,15 +165,6 @@ pub struct ManyForecasts {
     pub errors: Vec<PathError>,
 }
 
-/// A path `recover` could not read.
-#[derive(Debug, Serialize)]
-pub struct PathError {
-    /// The path, as given.
-    pub path: String,
-    /// What went wrong.
-    pub message: String,
-}
-
 /// What the forecast reports: one path's, or several paths'.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
@@ -195,17 +186,28 @@ pub fn run_forecasts(
     table_settings: &TableSettings,
     progress: &dyn Progress,
 ) -> anyhow::Result<(Forecasts, Vec<anyhow::Error>)> {
-    if let [path] = paths {
-        let one = run_forecast(path, options, now, next, table_settings, progress)?;
-        return Ok((Forecasts::One(Box::new(one)), Vec::new()));
+    // Refused before anything is read; /proc/locks is read once for all.
+    for path in paths.iter().filter(|p| !is_table(p, options)) {
+        refuse_changes(path, options)?;
     }
-    if options.check || options.apply || options.output.is_some() {
-        // The same refusal as for one path, before anything is read.
-        run_forecast(&paths[0], options, now, next, table_settings, progress)?;
+    let proc_locks = ProcLocks::default();
+    let run = |path: &PathBuf| {
+        run_forecast(
+            path,
+            options,
+            now,
+            next,
+            table_settings,
+            progress,
+            &proc_locks,
+        )
+    };
+    if let [path] = paths {
+        return Ok((Forecasts::One(Box::new(run(path)?)), Vec::new()));
     }
     let (mut forecasts, mut shown, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     for path in paths {
-        match run_forecast(path, options, now, next, table_settings, progress) {
+        match run(path) {
             Ok(f) => forecasts.push(f),
             Err(e) => {
                 shown.push(PathError {
@@ -351,19 +353,38 @@ fn no_apply(path: &Path) -> String {
     )
 }
 
+/// Whether `recover` reads `path` as a fenced lease table's root.
+fn is_table(path: &Path, options: &WriteOptions) -> bool {
+    options.kind.is_none() && table::is_table_root(path)
+}
+
+/// The forecast changes nothing: options asking for a change are refused.
+fn refuse_changes(path: &Path, options: &WriteOptions) -> anyhow::Result<()> {
+    if options.check {
+        anyhow::bail!(
+            "recover --check goes with --discard: the forecast changes nothing. Nothing was changed"
+        );
+    }
+    if options.apply || options.output.is_some() {
+        anyhow::bail!("{}", no_apply(path));
+    }
+    Ok(())
+}
+
 /// Forecasts resume for every journal of PATH (a journal or a state
 /// directory), lease ages judged at `now`. Read-only: `options` asking for
 /// a change (`--apply`, `--output`, `--check`) are refused, since only a
 /// discard changes anything.
-pub fn run_forecast(
+fn run_forecast(
     path: &Path,
     options: &WriteOptions,
     now: f64,
     next: &NextStart,
     table_settings: &TableSettings,
     progress: &dyn Progress,
+    proc_locks: &ProcLocks,
 ) -> anyhow::Result<ForecastReport> {
-    if options.kind.is_none() && table::is_table_root(path) {
+    if is_table(path, options) {
         let tables = vec![table_forecast(path, table_settings, now)?];
         return Ok(ForecastReport {
             schema_version: schema::RECOVER,
@@ -376,14 +397,7 @@ pub fn run_forecast(
             master_lock: None,
         });
     }
-    if options.check {
-        anyhow::bail!(
-            "recover --check goes with --discard: the forecast changes nothing. Nothing was changed"
-        );
-    }
-    if options.apply || options.output.is_some() {
-        anyhow::bail!("{}", no_apply(path));
-    }
+    refuse_changes(path, options)?;
     // A state directory without journals: resume has nothing to requeue.
     let files = match session::files_to_change(path, options.kind, &[Kind::Journal]) {
         Ok((_, files)) => files,
@@ -444,7 +458,7 @@ pub fn run_forecast(
         files: forecasts,
         ledger,
         tables,
-        master_lock: Some(lock::master_lock(dir, ProcLocks::default().get())),
+        master_lock: Some(lock::master_lock(dir, proc_locks.get())),
     })
 }
 

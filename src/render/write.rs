@@ -9,6 +9,7 @@ use crate::engine::journal::compaction::Measured;
 use crate::engine::journal::{Clock, TailState};
 use crate::engine::journal::{Hidden, SalvageAction};
 use crate::engine::journal::{Reclaim, ResumeOutcome, short_id};
+use crate::operations::compact::{ALLOW_EMPTY, DROP_HIDDEN};
 use crate::operations::migrate::{Migration, SnapshotPlan};
 use crate::operations::recover::{Discard, ForecastReport, Forecasts};
 use crate::operations::repair;
@@ -523,7 +524,7 @@ fn compact_body(out: &mut dyn Write, m: &Measured, s: &Styles) -> io::Result<()>
     if m.hidden_dropped > 0 {
         let hidden = plural(m.hidden_dropped as u64, "record", "records");
         let them = if m.hidden_dropped == 1 { "it" } else { "them" };
-        let line = if m.needs.contains(&"--drop-hidden") {
+        let line = if m.needs.contains(&DROP_HIDDEN) {
             format!(
                 "{hidden} hidden in lines upstream ignores; leasejournal repair brings {them} back: run it first, or add --drop-hidden to drop {them}"
             )
@@ -534,7 +535,7 @@ fn compact_body(out: &mut dyn Write, m: &Measured, s: &Styles) -> io::Result<()>
         };
         writeln!(out, "  drops       {}", s.warn(&line))?;
     }
-    if m.needs.contains(&"--allow-empty") {
+    if m.needs.contains(&ALLOW_EMPTY) {
         writeln!(
             out,
             "  empties     {}",

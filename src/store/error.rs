@@ -90,3 +90,13 @@ pub fn in_words(err: &io::Error) -> String {
         None => text.to_string(),
     }
 }
+
+/// A path a command over several paths could not read, as its report
+/// lists it.
+#[derive(Debug, serde::Serialize)]
+pub struct PathError {
+    /// The path, as given.
+    pub path: String,
+    /// What went wrong.
+    pub message: String,
+}
